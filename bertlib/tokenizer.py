@@ -181,7 +181,7 @@ class BasicTokenizer:
 # Stage 2: WordPiece
 
 class WordpieceTokenizer:
-    """Greedy longest-match-first: 'unaffable' -> ['un', '##aff', '##able']."""
+    """Greedy longest-match-first: 'unaffable' -> ['una', '##ffa', '##ble'] (bert-base-uncased vocabulary)."""
 
     def __init__(self, vocab, unk_token="[UNK]", max_input_chars_per_word=100):
         self.vocab = vocab
@@ -249,7 +249,8 @@ class BertTokenizer:
         elif os.path.isfile(vocab_file):
             vocab = load_vocab(vocab_file)
         else:
-            raise FileNotFoundError(f"vocabulary file not found: {vocab_file!r} (expected a {VOCAB_FILE}, one token a line)")
+            raise FileNotFoundError(f"vocabulary file not found: {vocab_file!r} "
+                                    f"(expected a {VOCAB_FILE}, one token a line, or a dict token -> id)")
         tokens = dict(unk_token=unk_token, sep_token=sep_token, pad_token=pad_token,
                       cls_token=cls_token, mask_token=mask_token)
         for name, token in tokens.items():
@@ -260,7 +261,8 @@ class BertTokenizer:
             setattr(self, name, token)
         self.vocab = vocab
         self.ids_to_tokens = {i: t for t, i in vocab.items()}
-        self.model_max_length = None if model_max_length is None or model_max_length >= LARGE_INTEGER else int(model_max_length)
+        no_limit = model_max_length is None or model_max_length >= LARGE_INTEGER
+        self.model_max_length = None if no_limit else int(model_max_length)
         self.clean_up_tokenization_spaces = clean_up_tokenization_spaces
 
         self.all_special_tokens = [tokens[name] for name in SPECIAL_TOKEN_NAMES]
@@ -313,7 +315,8 @@ class BertTokenizer:
         os.makedirs(save_directory, exist_ok=True)
         ordered = sorted(self.vocab.items(), key=lambda kv: kv[1])
         if [i for _, i in ordered] != list(range(len(ordered))):
-            raise ValueError("cannot save a vocabulary whose ids are not 0..N-1 without gaps: vocab.txt stores ids as line numbers")
+            raise ValueError("cannot save a vocabulary whose ids are not 0..N-1 without gaps: "
+                             "vocab.txt stores each id as a line number")
         vocab_file = os.path.join(save_directory, VOCAB_FILE)
         with open(vocab_file, "w", encoding="utf-8") as f:
             f.writelines(token + "\n" for token, _ in ordered)
@@ -389,7 +392,7 @@ class BertTokenizer:
     # --- text -> tokens -------------------------------------------------------------------------------------
 
     def tokenize(self, text):
-        """'Hello, unaffable world!' -> ['hello', ',', 'una', '##ff', '##able', 'world', '!']."""
+        """'Hello, unaffable world!' -> ['hello', ',', 'una', '##ffa', '##ble', 'world', '!']."""
         return self._encode_text(text, 0)
 
     def _encode_text(self, text, field):
@@ -475,16 +478,17 @@ class BertTokenizer:
             raise ValueError(f"return_tensors must be None or 'pt', got {return_tensors!r}")
 
         rows = [self._encode_row(a, b, add_special_tokens, truncation, max_length) for a, b in zip(texts, pairs)]
-        if padding is not None and rows:
-            target = max_length if padding == "max_length" else max(len(ids) for ids, _ in rows)
-            rows = [self._pad(ids, types, target) for ids, types in rows]
-        encoding = {
-            "input_ids": [ids for ids, _ in rows],
-            "token_type_ids": [types for _, types in rows],
-            # 1 = a real token, 0 = padding (padding is the only place [PAD] can come from here)
-            "attention_mask": [[1] * (len(ids) - n_pad) + [0] * n_pad for ids, n_pad in
-                               ((ids, self._count_padding(ids, padding)) for ids, _ in rows)],
-        }
+        target = 0
+        if padding == "max_length":
+            target = max_length
+        elif padding == "longest" and rows:
+            target = max(len(ids) for ids, _ in rows)
+        encoding = {"input_ids": [], "token_type_ids": [], "attention_mask": []}
+        for ids, token_type_ids in rows:
+            n_pad = max(0, target - len(ids))  # a row may be longer than max_length if nothing truncated it
+            encoding["input_ids"].append(ids + [self.pad_token_id] * n_pad)
+            encoding["token_type_ids"].append(token_type_ids + [0] * n_pad)
+            encoding["attention_mask"].append([1] * len(ids) + [0] * n_pad)  # 0 = padding, ignore it
         if return_tensors == "pt":
             return BatchEncoding({k: self._to_tensor(v) for k, v in encoding.items()})
         if not batched:
@@ -557,21 +561,6 @@ class BertTokenizer:
             return ids, [0] * len(ids)
         return (self.build_inputs_with_special_tokens(ids_a, ids_b),
                 self.create_token_type_ids_from_sequences(ids_a, ids_b))
-
-    def _pad(self, ids, token_type_ids, target):
-        n_pad = target - len(ids)
-        if n_pad <= 0:
-            return ids, token_type_ids  # already long enough (it may even be longer: nothing truncated it)
-        return ids + [self.pad_token_id] * n_pad, token_type_ids + [0] * n_pad
-
-    def _count_padding(self, ids, padding):
-        """How many [PAD]s _pad appended (trailing pad ids; none when padding is off)."""
-        if padding is None:
-            return 0
-        pad, n = self.pad_token_id, 0
-        while n < len(ids) and ids[-1 - n] == pad:
-            n += 1
-        return n
 
     @staticmethod
     def _to_tensor(rows):
