@@ -21,17 +21,8 @@ from .modeling import BertModel, BertPreTrainedModel
 from .params import count_module_parameters, count_parameters
 from .weights import CheckpointMismatchError, MissingWeightsError
 
-try:  # written alongside; imported lazily so a partial checkout still imports the model
-    from .tokenizer import BertTokenizer
-except ImportError:  # pragma: no cover
-    pass
-try:
-    from .masking import mask_tokens
-except ImportError:  # pragma: no cover
-    pass
-try:
-    from .nsp import NspExample, create_nsp_examples
-except ImportError:  # pragma: no cover
-    pass
+from .masking import mask_tokens, masking_statistics
+from .nsp import NspExample, create_nsp_examples
+from .tokenizer import BertTokenizer
 
 __version__ = "0.1.0"

@@ -36,16 +36,26 @@ def additive_mask(visible: torch.Tensor, dtype: torch.dtype = torch.float32) -> 
 
 
 def build_attention_mask(
-    attention_mask: torch.Tensor | None, T: int, *, is_causal: bool, dtype: torch.dtype, device
+    attention_mask: torch.Tensor | None, T: int, *, is_causal: bool, dtype: torch.dtype, device, as_bool: bool = False
 ) -> torch.Tensor | None:
-    """The additive mask all layers share: (B or 1, 1, T, T) or (B, 1, 1, T), or None if nothing is hidden."""
+    """The mask all layers share: (B or 1, 1, T, T) or (B, 1, 1, T), or None if nothing is hidden.
+
+    Additive floats for the eager path; with ``as_bool`` the boolean form, which torch's fused kernel
+    runs faster. A row that may see nothing (a sequence that is all padding) is opened fully in the
+    boolean form: that is what adding the same huge negative number to every score does (a uniform
+    softmax), where a boolean row of all False would give NaN.
+    """
     visible = None
     if attention_mask is not None:
         visible = padding_visibility(attention_mask)  # (B, 1, 1, T)
     if is_causal:
         causal = causal_visibility(T, device)[None, None]  # (1, 1, T, T)
         visible = causal if visible is None else visible & causal  # (B, 1, T, T)
-    return None if visible is None else additive_mask(visible, dtype)
+    if visible is None:
+        return None
+    if as_bool:
+        return visible | ~visible.any(dim=-1, keepdim=True)
+    return additive_mask(visible, dtype)
 
 
 def eager_attention(
@@ -88,15 +98,20 @@ class BertSelfAttention(nn.Module):
         output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         B, T, H = hidden_states.shape
-        q = self._split_heads(self.query(hidden_states))  # (B, nh, T, hd)
-        k = self._split_heads(self.key(hidden_states))  # (B, nh, T, hd)
-        v = self._split_heads(self.value(hidden_states))  # (B, nh, T, hd)
         dropout_p = self.dropout_p if self.training else 0.0
         if self.attn_implementation == "sdpa" and not output_attentions:
-            # The fused kernel computes the same softmax(QK^T/sqrt(d) + mask) V without keeping the T x T weights.
+            # Fast path, same numbers: one matrix product for Q, K and V together, and torch's fused kernel
+            # for softmax(QK^T / sqrt(d) + mask) V, which never stores the T x T weights.
+            weight = torch.cat([self.query.weight, self.key.weight, self.value.weight])  # (3H, H)
+            bias = torch.cat([self.query.bias, self.key.bias, self.value.bias])  # (3H,)
+            q, k, v = F.linear(hidden_states, weight, bias).split(H, dim=-1)  # 3 x (B, T, H)
+            q, k, v = self._split_heads(q), self._split_heads(k), self._split_heads(v)  # (B, nh, T, hd)
             context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
             probs = None
         else:
+            q = self._split_heads(self.query(hidden_states))  # (B, nh, T, hd)
+            k = self._split_heads(self.key(hidden_states))  # (B, nh, T, hd)
+            v = self._split_heads(self.value(hidden_states))  # (B, nh, T, hd)
             context, probs = eager_attention(q, k, v, mask, dropout_p, self.training)
         context = context.transpose(1, 2).reshape(B, T, H)  # (B, T, H): heads side by side again
         return context, probs

@@ -36,7 +36,7 @@ IGNORE_INDEX = -100  # label of a position that is not predicted (cross_entropy'
 
 def special_tokens_mask(input_ids: torch.Tensor, special_ids: Iterable[int]) -> torch.Tensor:
     """True where ``input_ids`` holds one of ``special_ids``; same shape as ``input_ids``."""
-    special = torch.as_tensor(list(special_ids), dtype=input_ids.dtype, device=input_ids.device)  # (S,)
+    special = torch.tensor([int(i) for i in special_ids], dtype=input_ids.dtype, device=input_ids.device)  # (S,)
     return torch.isin(input_ids, special)
 
 
@@ -69,7 +69,8 @@ def mask_tokens(
         makes the result reproducible; ``None`` uses torch's default generator for that device.
 
     Returns ``inputs`` (same shape and dtype, with the replacements) and ``labels`` (the original id
-    at selected positions, -100 elsewhere).
+    at selected positions, -100 elsewhere). Ids outside [0, vocab_size) are a ValueError; that check
+    reads one min and one max back from the device.
     """
     if tokenizer is not None:
         mask_token_id = tokenizer.mask_token_id if mask_token_id is None else mask_token_id

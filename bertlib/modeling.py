@@ -157,9 +157,9 @@ class BertModel(BertPreTrainedModel):
     ) -> BaseModelOutputWithPooling:
         self.check_inputs(input_ids, attention_mask, token_type_ids, position_ids)
         hidden = self.embeddings(input_ids, token_type_ids, position_ids)  # (B, T, H)
-        mask = build_attention_mask(
-            attention_mask, input_ids.size(1), is_causal=self.config.is_causal, dtype=hidden.dtype, device=hidden.device
-        )
+        fused = self.config.attn_implementation == "sdpa" and not output_attentions
+        mask = build_attention_mask(attention_mask, input_ids.size(1), is_causal=self.config.is_causal,
+                                    dtype=hidden.dtype, device=hidden.device, as_bool=fused)
         hidden, all_hidden, all_attn = self.encoder(hidden, mask, output_attentions, output_hidden_states)
         pooled = self.pooler(hidden) if self.pooler is not None else None  # (B, H)
         return BaseModelOutputWithPooling(
