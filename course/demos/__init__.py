@@ -1,0 +1,1 @@
+"""One module per chapter demo: pure callback functions (tested in tests/) and a ``make_demo()`` builder."""

@@ -1,0 +1,70 @@
+"""Chapter 4 demo: type one sentence or two, choose a length, and see the model inputs BERT gets:
+the tokens with [CLS] and [SEP], the ids, the segment ids and the attention mask, position by position.
+
+Works with bertlib's ``BertTokenizer`` and with transformers' tokenizers alike (same call, same keys).
+"""
+from __future__ import annotations
+
+import html
+
+SEGMENT_COLORS = ("#dbe6f6", "#dcefdc")  # sentence A, sentence B
+PAD_COLOR = "#eeeeee"
+
+
+def encode_rows(tokenizer, text_a: str, text_b: str | None = None, max_length: int | None = None) -> list[dict]:
+    """One dict per position: position, token, id, segment, mask. With ``max_length`` the input is
+    truncated (longest first) and padded to exactly that length, as a batch would be."""
+    text_b = text_b or None  # an empty second box means a single sentence
+    kwargs = {} if max_length is None else dict(max_length=max_length, truncation=True, padding="max_length")
+    enc = tokenizer(text_a, text_b, **kwargs)
+    ids = list(enc["input_ids"])
+    tokens = tokenizer.convert_ids_to_tokens(ids)
+    return [dict(position=i, token=t, id=int(x), segment=int(s), mask=int(m))
+            for i, (t, x, s, m) in enumerate(zip(tokens, ids, enc["token_type_ids"], enc["attention_mask"]))]
+
+
+def rows_html(rows: list[dict]) -> str:
+    """The rows as a table, one column per position, coloured by segment, padding greyed."""
+    def cell(r, key):
+        color = PAD_COLOR if r["mask"] == 0 else SEGMENT_COLORS[r["segment"]]
+        return f'<td style="background:{color};padding:2px 6px;text-align:center">{html.escape(str(r[key]))}</td>'
+
+    lines = ['<div style="overflow-x:auto">',
+             '<table style="border-collapse:collapse;font-family:monospace;font-size:90%">']
+    for key, name in (("position", "position"), ("token", "token"), ("id", "input_ids"),
+                      ("segment", "token_type_ids"), ("mask", "attention_mask")):
+        lines.append(f'<tr><th style="text-align:right;padding-right:8px">{name}</th>'
+                     + "".join(cell(r, key) for r in rows) + "</tr>")
+    lines.append("</table></div>")
+    return "\n".join(lines)
+
+
+def summary(rows: list[dict]) -> str:
+    n_a = sum(1 for r in rows if r["mask"] and r["segment"] == 0)
+    n_b = sum(1 for r in rows if r["mask"] and r["segment"] == 1)
+    n_pad = sum(1 for r in rows if not r["mask"])
+    return f"{len(rows)} positions: {n_a} in segment A, {n_b} in segment B, {n_pad} padding"
+
+
+def make_demo(tokenizer, text_a: str = "my dog is cute", text_b: str = "he likes playing", max_length: int = 0):
+    """Two text boxes and a length slider (0 = no truncation, no padding); the table follows them."""
+    import ipywidgets as widgets
+
+    box_a = widgets.Text(value=text_a, description="sentence A", continuous_update=False)
+    box_b = widgets.Text(value=text_b, description="sentence B", continuous_update=False)
+    length = widgets.IntSlider(value=max_length, min=0, max=32, description="max_length",
+                               continuous_update=False)
+    out = widgets.HTML()
+
+    def update(change=None):
+        try:
+            rows = encode_rows(tokenizer, box_a.value, box_b.value, length.value or None)
+        except ValueError as err:  # e.g. max_length shorter than the special tokens themselves
+            out.value = f"<p><code>{html.escape(str(err))}</code></p>"
+            return
+        out.value = f"<p><code>{summary(rows)}</code></p>" + rows_html(rows)
+
+    for w in (box_a, box_b, length):
+        w.observe(update, names="value")
+    update()
+    return widgets.VBox([box_a, box_b, length, out])

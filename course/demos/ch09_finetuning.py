@@ -1,0 +1,240 @@
+"""Chapter 9 demos: the three fine-tuning heads, span decoding, the learning-rate schedule, a tiny run.
+
+Pure callbacks (tests call them) and ``make_demo()``. Models and ``decode_span`` come from bertlib; the one
+"decoder" written here, ``naive_span``, is the mistake the chapter warns against (two independent argmaxes).
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from bertlib import (
+    BertForQuestionAnswering,
+    BertForSequenceClassification,
+    BertForTokenClassification,
+    count_module_parameters,
+    decode_span,
+)
+
+# Devlin et al. (2019), appendix A.3: the fine-tuning grid ("optimal values are task-specific, but we found
+# the following range of possible values to work well across all tasks"); dropout stays at 0.1.
+PAPER_GRID = {"batch_size": (16, 32), "learning_rate": (5e-5, 3e-5, 2e-5), "epochs": (2, 3, 4)}
+PRETRAINING_LR = 1e-4  # the paper's pretraining learning rate (appendix A.2)
+
+QUESTION = "where does the nectar turn into honey?"
+CONTEXT = "worker bees collect nectar and pollen from flowers. back in the hive, the nectar slowly turns into honey."
+
+HEADS = {
+    "sequence classification": BertForSequenceClassification,
+    "token classification": BertForTokenClassification,
+    "question answering": BertForQuestionAnswering,
+}
+
+
+# ----------------------------------------------------------------------------- callbacks
+def head_outputs(models: dict, batch: dict) -> dict:
+    """Run each head on ``batch``; return the shapes of what it outputs (logits, or start/end logits)."""
+    shapes = {}
+    with torch.no_grad():
+        for name, model in models.items():
+            out = model(**batch)
+            if hasattr(out, "start_logits") and out.start_logits is not None:
+                shapes[name] = {"start_logits": tuple(out.start_logits.shape),
+                                "end_logits": tuple(out.end_logits.shape)}
+            else:
+                shapes[name] = {"logits": tuple(out.logits.shape)}
+    return shapes
+
+
+def new_parameters(model) -> int:
+    """Parameters a head adds on top of the encoder: the model's count minus its ``bert`` part's."""
+    return count_module_parameters(model)["total"] - count_module_parameters(model.bert)["total"]
+
+
+def head_parameters_formula(H: int, num_labels: int) -> dict:
+    """The same in closed form: a linear layer H -> C (classification, tagging) or H -> 2 (QA)."""
+    return {"sequence classification": H * num_labels + num_labels,
+            "token classification": H * num_labels + num_labels,
+            "question answering": 2 * H + 2}
+
+
+def naive_span(start_logits: torch.Tensor, end_logits: torch.Tensor) -> tuple[int, int]:
+    """Two independent argmaxes: the tempting decoder, which may return end < start or a span in the question."""
+    return int(start_logits.argmax()), int(end_logits.argmax())
+
+
+def compare_decoders(start_logits, end_logits, context_mask, max_answer_length: int = 30) -> dict:
+    """Naive argmax vs ``bertlib.decode_span``, and why the naive span is invalid (if it is)."""
+    s, e = naive_span(start_logits, end_logits)
+    problems = []
+    if e < s:
+        problems.append("end before start")
+    if not (bool(context_mask[s]) and bool(context_mask[e])):
+        problems.append("outside the context")
+    if e - s + 1 > max_answer_length:
+        problems.append("too long")
+    cs, ce, score = decode_span(start_logits, end_logits, context_mask, max_answer_length)
+    return {"naive": (s, e), "naive_problems": problems, "decode_span": (cs, ce), "score": score}
+
+
+def qa_inputs(tokenizer, question: str = QUESTION, context: str = CONTEXT) -> dict:
+    """Encode ``[CLS] question [SEP] context [SEP]`` and mark the context tokens (segment 1, not [SEP])."""
+    enc = tokenizer(question, context, return_tensors="pt")
+    ids = enc["input_ids"][0]
+    context_mask = (enc["token_type_ids"][0] == 1) & (ids != tokenizer.sep_token_id)  # (T,)
+    return {"encoding": enc, "tokens": tokenizer.convert_ids_to_tokens(ids.tolist()), "context_mask": context_mask}
+
+
+def random_head_logits(hidden: torch.Tensor, seed: int, std: float = 0.02) -> tuple[torch.Tensor, torch.Tensor]:
+    """Start and end logits from a freshly initialised QA head (Linear(H, 2), BERT's N(0, std) init)
+    applied to the encoder output ``hidden`` (T, H): what decoding sees before any fine-tuning."""
+    g = torch.Generator().manual_seed(seed)
+    weight = torch.randn(2, hidden.size(-1), generator=g) * std  # (2, H)
+    logits = hidden @ weight.T  # (T, 2)
+    return logits[:, 0], logits[:, 1]
+
+
+def naive_failure_rate(hidden: torch.Tensor, context_mask: torch.Tensor, n_heads: int, seed: int = 0,
+                       max_answer_length: int = 30) -> dict:
+    """Over ``n_heads`` random QA heads: how often the naive decoder returns an invalid span, by reason."""
+    counts = {"invalid": 0, "end before start": 0, "outside the context": 0, "too long": 0}
+    for k in range(n_heads):
+        start, end = random_head_logits(hidden, seed * 100_003 + k)
+        result = compare_decoders(start, end, context_mask, max_answer_length)
+        counts["invalid"] += bool(result["naive_problems"])
+        for problem in result["naive_problems"]:
+            counts[problem] += 1
+    return {k: v / n_heads for k, v in counts.items()} | {"n_heads": n_heads}
+
+
+def linear_schedule(step: int, total_steps: int, peak_lr: float, warmup_steps: int) -> float:
+    """BERT's learning rate: linear warm-up from 0 to ``peak_lr``, then linear decay to 0 at ``total_steps``."""
+    if total_steps <= 0 or not 0 <= warmup_steps <= total_steps:
+        raise ValueError("need total_steps > 0 and 0 <= warmup_steps <= total_steps")
+    if step < warmup_steps:
+        return peak_lr * step / warmup_steps
+    return peak_lr * max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+
+
+def schedule_for(n_examples: int, batch_size: int, epochs: int, peak_lr: float,
+                 warmup_fraction: float = 0.1) -> dict:
+    """Steps and the whole learning-rate curve of one fine-tuning run (warm-up over the first 10%, as the
+    original ``run_classifier.py`` does by default)."""
+    steps_per_epoch = -(-n_examples // batch_size)  # ceil
+    total = steps_per_epoch * epochs
+    warmup = int(total * warmup_fraction)
+    return {"steps_per_epoch": steps_per_epoch, "total_steps": total, "warmup_steps": warmup,
+            "lr": [linear_schedule(s, total, peak_lr, warmup) for s in range(total + 1)]}
+
+
+def finetune(model: nn.Module, batch: dict, labels: torch.Tensor, lr: float, steps: int, seed: int = 0,
+             weight_decay: float = 0.01) -> list[float]:
+    """A few full-batch AdamW steps on ``batch``; returns the loss before each step. Dropout stays on
+    (``train()``), seeded, as in real fine-tuning."""
+    torch.manual_seed(seed)
+    model.train()
+    # fused: one kernel for the whole update instead of a loop over tensors; the same numbers, faster on CPU
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, fused=True)
+    losses = []
+    for _ in range(steps):
+        loss = model(**batch, labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    model.eval()
+    return losses
+
+
+# ----------------------------------------------------------------------------- plots
+def plot_span_scores(start_logits, end_logits, context_mask, tokens, max_answer_length: int = 30, ax=None):
+    """The (start, end) score matrix, invalid cells greyed out, both decoders' picks marked."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    ax = ax or plt.gca()
+    T = start_logits.size(0)
+    scores = (start_logits[:, None] + end_logits[None, :]).numpy()  # (T, T): row = start, column = end
+    i = np.arange(T)
+    valid = (i[None, :] >= i[:, None]) & (i[None, :] - i[:, None] < max_answer_length)
+    valid &= context_mask.numpy()[:, None] & context_mask.numpy()[None, :]
+    shown = np.where(valid, scores, np.nan)
+    ax.imshow(np.where(valid, np.nan, 0.0), cmap="Greys", vmin=-1, vmax=3)  # grey: not allowed
+    im = ax.imshow(shown, cmap="viridis")
+    r = compare_decoders(start_logits, end_logits, context_mask, max_answer_length)
+    ax.plot(r["naive"][1], r["naive"][0], "rx", ms=12, mew=3, label="naive argmax")
+    ax.plot(r["decode_span"][1], r["decode_span"][0], "o", mfc="none", mec="white", ms=12, mew=2.5,
+            label="decode_span")
+    ax.set_xticks(range(T), tokens, rotation=90, fontsize=7)
+    ax.set_yticks(range(T), tokens, fontsize=7)
+    ax.set_xlabel("end token")
+    ax.set_ylabel("start token")
+    ax.legend(loc="lower left", fontsize=8)
+    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="start + end logit")
+    return ax
+
+
+def plot_schedule(schedule: dict, ax=None, label: str | None = None):
+    import matplotlib.pyplot as plt
+
+    ax = ax or plt.gca()
+    ax.plot(schedule["lr"], label=label)
+    ax.set_xlabel("step")
+    ax.set_ylabel("learning rate")
+    return ax
+
+
+# ----------------------------------------------------------------------------- widgets
+def make_demo(tokenizer, hidden: torch.Tensor):
+    """Tab 1: decode the spans of random QA heads on a real question and context (``hidden`` is the encoder
+    output for ``qa_inputs(tokenizer)``). Tab 2: the learning-rate schedule for the paper's settings."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    from course.plots import fig_to_png
+
+    qa = qa_inputs(tokenizer)
+    seed = w.IntSlider(value=0, min=0, max=50, description="head seed")
+    max_len = w.IntSlider(value=30, min=1, max=30, description="max length")
+    span_text = w.HTML()
+    span_image = w.Image(format="png")
+
+    def update_span(_=None):
+        start, end = random_head_logits(hidden, seed.value)
+        r = compare_decoders(start, end, qa["context_mask"], max_len.value)
+        words = qa["tokens"]
+        ns, ne = r["naive"]
+        cs, ce = r["decode_span"]
+        naive = " ".join(words[ns:ne + 1]) if ne >= ns else "(empty: end before start)"
+        span_text.value = (f"<p>naive argmax: tokens {ns}..{ne} <b>{naive}</b> "
+                           f"{'(' + ', '.join(r['naive_problems']) + ')' if r['naive_problems'] else '(valid)'}"
+                           f"<br>decode_span: tokens {cs}..{ce} <b>{' '.join(words[cs:ce + 1])}</b></p>")
+        fig, ax = plt.subplots(figsize=(7, 6))
+        plot_span_scores(start, end, qa["context_mask"], words, max_len.value, ax)
+        span_image.value = fig_to_png(fig)
+
+    for control in (seed, max_len):
+        control.observe(update_span, names="value")
+    update_span()
+
+    n = w.IntText(value=10_000, description="examples")
+    batch = w.ToggleButtons(options=list(PAPER_GRID["batch_size"]), description="batch")
+    lr = w.ToggleButtons(options=[(f"{v:g}", v) for v in PAPER_GRID["learning_rate"]], description="lr")
+    epochs = w.ToggleButtons(options=list(PAPER_GRID["epochs"]), description="epochs")
+    sched_text = w.HTML()
+    sched_image = w.Image(format="png")
+
+    def update_schedule(_=None):
+        s = schedule_for(max(1, n.value), batch.value, epochs.value, lr.value)
+        sched_text.value = (f"{s['steps_per_epoch']} steps per epoch, {s['total_steps']} in all, "
+                            f"{s['warmup_steps']} of warm-up")
+        fig, ax = plt.subplots(figsize=(7, 3))
+        plot_schedule(s, ax)
+        sched_image.value = fig_to_png(fig)
+
+    for control in (n, batch, lr, epochs):
+        control.observe(update_schedule, names="value")
+    update_schedule()
+    return w.Tab(children=[w.VBox([w.HBox([seed, max_len]), span_text, span_image]),
+                           w.VBox([n, batch, lr, epochs, sched_text, sched_image])],
+                 titles=["span decoding", "learning-rate schedule"])

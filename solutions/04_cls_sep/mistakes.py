@@ -1,0 +1,74 @@
+"""Named wrong answers to 04_cls_sep, each losing the points of its part only (tests/test_exercises.py)."""
+MISTAKES = {
+    "truncate_from_the_wrong_side": {
+        "why": "BERT keeps the beginning of a sentence, not its end",
+        "cells": {"single": '''
+def encode_single(ids, max_length):
+    ids = list(ids)
+    ids = ids[max(0, len(ids) - (max_length - 2)):]
+    input_ids = [CLS_ID] + ids + [SEP_ID]
+    n_pad = max_length - len(input_ids)
+    return {"input_ids": input_ids + [PAD_ID] * n_pad, "token_type_ids": [0] * max_length,
+            "attention_mask": [1] * len(input_ids) + [0] * n_pad}
+'''},
+        "loses": ["test_single"],
+    },
+    "special_tokens_masked_out": {
+        "why": "[CLS] and [SEP] are real tokens: attention_mask 1",
+        "cells": {"single": '''
+def encode_single(ids, max_length):
+    ids = list(ids)[: max_length - 2]
+    input_ids = [CLS_ID] + ids + [SEP_ID]
+    n_pad = max_length - len(input_ids)
+    return {"input_ids": input_ids + [PAD_ID] * n_pad, "token_type_ids": [0] * max_length,
+            "attention_mask": [0] + [1] * len(ids) + [0] + [0] * n_pad}
+'''},
+        "loses": ["test_single"],
+    },
+    "segment_ids_wrong": {
+        "why": "the [SEP] that closes B belongs to segment 1",
+        "cells": {"pair": '''
+def encode_pair(ids_a, ids_b, max_length):
+    a, b = list(ids_a), list(ids_b)
+    while len(a) + len(b) > max_length - 3:
+        (a if len(a) > len(b) else b).pop()
+    input_ids = [CLS_ID] + a + [SEP_ID] + b + [SEP_ID]
+    n_pad = max_length - len(input_ids)
+    return {"input_ids": input_ids + [PAD_ID] * n_pad,
+            "token_type_ids": [0] * (len(a) + 2) + [1] * len(b) + [0] + [0] * n_pad,
+            "attention_mask": [1] * len(input_ids) + [0] * n_pad}
+'''},
+        "loses": ["test_pair"],
+    },
+    "pair_truncates_only_b": {
+        "why": "the original rule cuts the longer of the two, not always B",
+        "cells": {"pair": '''
+def encode_pair(ids_a, ids_b, max_length):
+    a, b = list(ids_a), list(ids_b)
+    while len(a) + len(b) > max_length - 3:
+        (b if b else a).pop()
+    input_ids = [CLS_ID] + a + [SEP_ID] + b + [SEP_ID]
+    n_pad = max_length - len(input_ids)
+    return {"input_ids": input_ids + [PAD_ID] * n_pad,
+            "token_type_ids": [0] * (len(a) + 2) + [1] * (len(b) + 1) + [0] * n_pad,
+            "attention_mask": [1] * len(input_ids) + [0] * n_pad}
+'''},
+        "loses": ["test_pair"],
+    },
+    "sep_vector_instead_of_cls": {
+        "why": "the classifier reads the [CLS] vector, not the final [SEP]",
+        "cells": {"head": '''
+def cls_logits(last_hidden_state, pooler_dense, classifier):
+    return classifier(torch.tanh(pooler_dense(last_hidden_state[:, -1])))
+'''},
+        "loses": ["test_head"],
+    },
+    "mean_vector_instead_of_cls": {
+        "why": "BERT's sentence vector is [CLS]'s, not a mean (which would also average in the padding)",
+        "cells": {"head": '''
+def cls_logits(last_hidden_state, pooler_dense, classifier):
+    return classifier(torch.tanh(pooler_dense(last_hidden_state.mean(dim=1))))
+'''},
+        "loses": ["test_head"],
+    },
+}

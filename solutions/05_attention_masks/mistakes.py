@@ -1,0 +1,73 @@
+"""Named wrong answers to 05_attention_masks, each losing the points of its part only (tests/test_exercises.py)."""
+MISTAKES = {
+    "minus_infinity": {
+        "why": "-inf turns a row that sees nothing into NaN: use the most negative finite value",
+        "cells": {"padding": '''
+def additive_padding_mask(attention_mask, dtype=torch.float32):
+    mask = torch.zeros(attention_mask.shape, dtype=dtype)
+    return mask.masked_fill(attention_mask == 0, float("-inf"))[:, None, None, :]
+'''},
+        "loses": ["test_padding"],
+    },
+    "mask_on_queries": {
+        "why": "padding is hidden as a key: shape (B, 1, 1, T), not (B, 1, T, 1)",
+        "cells": {"padding": '''
+def additive_padding_mask(attention_mask, dtype=torch.float32):
+    mask = torch.zeros(attention_mask.shape, dtype=dtype)
+    return mask.masked_fill(attention_mask == 0, torch.finfo(dtype).min)[:, None, :, None]
+'''},
+        "loses": ["test_padding"],
+    },
+    "padding_not_masked": {
+        "why": "without the mask, padding takes attention weight",
+        "cells": {"softmax": '''
+def masked_softmax(scores, attention_mask):
+    return scores.softmax(dim=-1)
+'''},
+        "loses": ["test_softmax"],
+    },
+    "mask_added_after_softmax": {
+        "why": "the mask is added to the scores, before the softmax",
+        "cells": {"softmax": '''
+def masked_softmax(scores, attention_mask):
+    return scores.softmax(dim=-1) + additive_padding_mask(attention_mask, scores.dtype)
+'''},
+        "loses": ["test_softmax"],
+    },
+    "mask_multiplied": {
+        "why": "multiplying scores by 0 gives exp(0) = 1, not 0: padding still gets weight",
+        "cells": {"softmax": '''
+def masked_softmax(scores, attention_mask):
+    return (scores * attention_mask[:, None, None, :]).softmax(dim=-1)
+'''},
+        "loses": ["test_softmax"],
+    },
+    "causal_mask_in_bert": {
+        "why": "BERT's attention is bidirectional: only padding is hidden",
+        "cells": {"softmax": '''
+def masked_softmax(scores, attention_mask):
+    T = scores.shape[-1]
+    future = torch.ones(T, T, dtype=torch.bool).triu(1)
+    scores = scores.masked_fill(future, torch.finfo(scores.dtype).min)
+    return (scores + additive_padding_mask(attention_mask, scores.dtype)).softmax(dim=-1)
+'''},
+        "loses": ["test_softmax"],
+    },
+    "causal_mask_transposed": {
+        "why": "the query (row) i must not see keys (columns) j > i",
+        "cells": {"causal": '''
+def causal_additive_mask(T, dtype=torch.float32):
+    past = torch.ones(T, T, dtype=torch.bool).tril(-1)
+    return torch.zeros(T, T, dtype=dtype).masked_fill(past, torch.finfo(dtype).min)[None, None]
+'''},
+        "loses": ["test_causal"],
+    },
+    "calls_bertlib": {
+        "why": "calling bertlib's masks is not building one",
+        "cells": {"causal": '''
+def causal_additive_mask(T, dtype=torch.float32):
+    return bertlib.additive_mask(bertlib.causal_visibility(T), dtype)[None, None]
+'''},
+        "loses": ["test_causal"],
+    },
+}

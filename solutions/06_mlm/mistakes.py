@@ -1,0 +1,61 @@
+"""Named wrong answers to 06_mlm, each losing the points of its part only (tests/test_exercises.py)."""
+MISTAKES = {
+    "loss_averaged_over_all_positions": {
+        "why": "the ignored positions count as 0 but still enter the denominator of the mean",
+        "cells": {"mlm_loss": '''
+def masked_lm_loss(logits, labels):
+    V = logits.size(-1)
+    per_token = F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1), reduction="none")
+    return per_token.mean()
+'''},
+        "loses": ["test_mlm_loss"],
+    },
+    "mean_loss_times_mask": {
+        "why": "a mean-reduced loss is a scalar: multiplying it by the 0/1 mask does not remove anything",
+        "cells": {"mlm_loss": '''
+def masked_lm_loss(logits, labels):
+    V = logits.size(-1)
+    mask = (labels != -100).float().reshape(-1)
+    loss = F.cross_entropy(logits.reshape(-1, V), labels.clamp(min=0).reshape(-1))
+    return (loss * mask).sum() / mask.sum()
+'''},
+        "loses": ["test_mlm_loss"],
+    },
+    "labels_shifted_like_gpt": {
+        "why": "next-token shift: in MLM a position predicts its own token",
+        "cells": {"mlm_loss": '''
+def masked_lm_loss(logits, labels):
+    V = logits.size(-1)
+    return F.cross_entropy(logits[:, :-1].reshape(-1, V), labels[:, 1:].reshape(-1), ignore_index=-100)
+'''},
+        "loses": ["test_mlm_loss"],
+    },
+    "calls_bertlib_mlm_loss": {
+        "why": "calling bertlib's own function is not writing it",
+        "cells": {"mlm_loss": '''
+def masked_lm_loss(logits, labels):
+    return bertlib.mlm_loss(logits, labels)
+'''},
+        "loses": ["test_mlm_loss"],
+    },
+    "head_without_bias": {
+        "why": "the decoder adds one learned bias per word (cls.predictions.bias)",
+        "cells": {"mlm_head": '''
+def mlm_head_logits(sequence_output, dense, layer_norm, word_embeddings, bias):
+    h = layer_norm(F.gelu(dense(sequence_output)))
+    return h @ word_embeddings.weight.T
+'''},
+        "loses": ["test_mlm_head"],
+    },
+    "softmax_over_positions": {
+        "why": "the probabilities of a [MASK] are a softmax over the vocabulary, not over the sequence",
+        "cells": {"top_k": '''
+def top_k_at_masks(logits, input_ids, mask_token_id, k=5):
+    positions = (input_ids == mask_token_id).nonzero()
+    probs = logits.softmax(dim=1)[positions[:, 0], positions[:, 1]]
+    top = probs.topk(k, dim=-1)
+    return positions, top.indices, top.values
+'''},
+        "loses": ["test_top_k"],
+    },
+}

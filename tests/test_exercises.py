@@ -1,0 +1,294 @@
+"""The graded exercises, graded for real: nbgrader generate_assignment and autograde on a temporary course.
+
+- exercises/ is exactly what nbgrader makes from solutions/, and leaks no solution or hidden test;
+- per assignment, ONE autograde command grades a class: the solution (full marks), the untouched student
+  version (zero), and every named mistake of solutions/<a>/mistakes.py (loses exactly the points of its
+  part); assignments are graded two at a time, in two copies of the course (NBGRADER_TEST_JOBS);
+- on one assignment, faults that must not cost other work: an infinite loop, a file that is not JSON, an
+  edited locked test cell, warnings; a second run scores the same; and the instructor's workflow end to
+  end (feedback, CSV export, the student's nbgrader validate).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from nbgrader_harness import (
+    EXERCISES, REPO, SOLUTIONS, Course, assignments, filled, grade_classes, grade_id, is_graded, is_solution, load_mistakes,
+    mistake_submission, notebook_json, points, read_nb, replace_cell, solution_answers, solution_submission,
+)
+
+ASSIGNMENTS = assignments()
+MISTAKES = [(a, name) for a in ASSIGNMENTS for name in load_mistakes(a)]
+FAULTS_ON = "01_positioning" if "01_positioning" in ASSIGNMENTS else (ASSIGNMENTS or [None])[0]
+
+pytestmark = pytest.mark.slow
+
+
+# ---------------------------------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="session")
+def released(tmp_path_factory):
+    """A course with every assignment released by nbgrader generate_assignment (one command)."""
+    course = Course(tmp_path_factory.mktemp("course"), ASSIGNMENTS)
+    course.generate("*")
+    return course
+
+
+@pytest.fixture(scope="session")
+def graded(released):
+    """Every assignment's class autograded, one command per assignment: {a: (course, run)}.
+    Students: the solution, the untouched student version, and one per named mistake."""
+    classes = {}
+    for a in ASSIGNMENTS:
+        students = {"solution": solution_submission(released, a), "untouched": released.release(a)}
+        for name, m in load_mistakes(a).items():
+            students[name] = mistake_submission(released, a, m)
+        classes[a] = students
+    return grade_classes(released, classes)
+
+
+# ------------------------------------------------------------------------------------------- the release itself
+def test_every_assignment_has_mistakes():
+    assert ASSIGNMENTS, "no assignment in solutions/"
+    for a in ASSIGNMENTS:
+        assert len(load_mistakes(a)) >= 3, f"{a}: at least three named mistakes in solutions/{a}/mistakes.py"
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_source_notebook_is_well_formed(a):
+    nb = read_nb(SOLUTIONS / a / f"{a}.ipynb")
+    first = nb.cells[0] if nb.cells[0].cell_type == "code" else next(c for c in nb.cells if c.cell_type == "code")
+    assert first.metadata.get("nbgrader", {}).get("locked"), f"{a}: the first code cell is the read-only setup"
+    assert "warnings.showwarning" in first.source, f"{a}: the setup cell must send warnings to stdout"
+    graded = [c for c in nb.cells if is_graded(c)]
+    assert 2 <= len(graded) <= 5, f"{a}: {len(graded)} graded parts, expected 2 to 5"
+    for c in graded:
+        visible = c.source.split("### BEGIN HIDDEN TESTS")[0]
+        assert "assert" in visible, f"{a}/{grade_id(c)}: no visible assert"
+        assert "### BEGIN HIDDEN TESTS" in c.source and "### END HIDDEN TESTS" in c.source, (
+            f"{a}/{grade_id(c)}: no hidden tests")
+        assert "bertlib_unavailable(" in c.source, f"{a}/{grade_id(c)}: hidden tests must switch bertlib off"
+    for c in nb.cells:
+        if is_solution(c):
+            assert "### BEGIN SOLUTION" in c.source and "### END SOLUTION" in c.source, f"{a}/{grade_id(c)}"
+
+
+def test_solution_notebooks_match_their_specs():
+    """Where a notebook is built by tools/build_notebooks.py, the committed one is what its spec gives."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_notebooks", REPO / "tools" / "build_notebooks.py")
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    for name in builder.spec_names():
+        path = SOLUTIONS / name / f"{name}.ipynb"
+        assert path.is_file(), f"{path.relative_to(REPO)} was never built: run `python tools/build_notebooks.py {name}`"
+        committed = path.read_text(encoding="utf-8")
+        assert committed == builder.render(name), (
+            f"solutions/{name}/{name}.ipynb is stale: run `python tools/build_notebooks.py {name}`")
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_release_is_regenerated_exactly(released, a):
+    committed = EXERCISES / a
+    assert committed.is_dir(), f"exercises/{a} is missing: nbgrader generate_assignment {a}"
+    made = released.root / "exercises" / a
+    files = sorted(p.relative_to(made).as_posix() for p in made.rglob("*") if p.is_file())
+    assert sorted(p.relative_to(committed).as_posix() for p in committed.rglob("*") if p.is_file()) == files
+    assert files == [f"{a}.ipynb"], f"only the notebook is released, got {files}"
+    assert notebook_json(committed / f"{a}.ipynb") == notebook_json(made / f"{a}.ipynb"), (
+        f"exercises/{a} differs from what nbgrader generates now: regenerate it (docs/exercises.md)")
+
+
+def _blocks(source: str, begin: str, end: str) -> list[str]:
+    return re.findall(rf"{re.escape(begin)}\n(.*?)\n[ \t]*{re.escape(end)}", source, flags=re.S)
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_release_leaks_no_solution_or_hidden_test(a):
+    source = read_nb(SOLUTIONS / a / f"{a}.ipynb")
+    secret, public = set(), set()
+    for cell in source.cells:
+        text = cell.source
+        blocks = (_blocks(text, "### BEGIN SOLUTION", "### END SOLUTION")
+                  + _blocks(text, "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"))
+        for block in blocks:
+            secret |= {line.strip() for line in block.splitlines()}
+            text = text.replace(block, "")
+        public |= {line.strip() for line in text.splitlines()}
+    # A line that also appears outside the secret blocks (a visible test, the prose) may be in the release.
+    secret = {line for line in secret - public if len(line) >= 8 and not line.startswith("#")}
+    assert secret, f"{a}: found no solution text to look for"
+    for path in (EXERCISES / a).rglob("*"):
+        if not path.is_file():
+            continue
+        released = path.read_text(encoding="utf-8")
+        for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "MISTAKES"):
+            assert marker not in released, f"{path.relative_to(REPO)} contains {marker!r}"
+        if path.suffix == ".ipynb":
+            lines = {line.strip() for cell in read_nb(path).cells for line in cell.source.splitlines()}
+            leaked = sorted(secret & lines)
+            assert not leaked, f"{path.relative_to(REPO)} leaks solution / hidden-test lines: {leaked[:5]}"
+
+
+# -------------------------------------------------------------------------------------------------- grading
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_solution_gets_full_marks(graded, a):
+    course, run = graded[a]
+    expected = points(course.source(a))
+    got = course.scores(a, "solution")
+    assert got == expected, f"{a}: the solution scored {got}, expected {expected}\n{run.log[-3000:]}"
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_untouched_student_version_scores_zero(graded, a):
+    course, _ = graded[a]
+    got = course.scores(a, "untouched")
+    assert got is not None and sum(got.values()) == 0, f"{a}: the untouched student version scored {got}"
+
+
+@pytest.mark.parametrize("a, mistake", MISTAKES, ids=[f"{a}-{m}" for a, m in MISTAKES])
+def test_mistake_loses_its_part_only(graded, a, mistake):
+    course, _ = graded[a]
+    m = load_mistakes(a)[mistake]
+    full = points(course.source(a))
+    assert set(m["loses"]) <= set(full), f"{a}/{mistake}: loses unknown cells {m['loses']}"
+    expected = {gid: 0.0 if gid in m["loses"] else p for gid, p in full.items()}
+    got = course.scores(a, mistake)
+    assert got == expected, f"{a}: mistake {mistake!r} ({m.get('why', '')}) scored {got}, expected {expected}"
+
+
+# ------------------------------------------------------------------------------ faults and the whole workflow
+@pytest.fixture(scope="module")
+def faults(tmp_path_factory):
+    """One class with troublesome submissions, graded with one command, as the instructor would."""
+    a = FAULTS_ON
+    course = Course(tmp_path_factory.mktemp("faults"), [a])
+    course.generate(a)
+    source = course.source(a)
+    answers = solution_answers(source)
+    graded_ids = list(points(source))
+    solution_ids = list(answers)
+    first, second = solution_ids[0], solution_ids[1]
+    # Which graded cell tests which solution cell: the next graded cell after it.
+    order = [grade_id(c) for c in source.cells if is_graded(c) or is_solution(c)]
+    test_of = {s: next(g for g in order[order.index(s):] if g in graded_ids) for s in solution_ids}
+
+    students = {
+        "solution": solution_submission(course, a),
+        # The first function never returns: its test cell times out, everything else is graded.
+        "infinite_loop": filled(course.release(a), answers | {first: _wrap(answers[first], "while True:\n    pass")}),
+        # Rewrites the (locked) test of the second part into `assert True` and answers it wrongly.
+        "edited_test": replace_cell(filled(course.release(a), answers | {second: _wrap(answers[second], "return None")}),
+                                    test_of[second], "assert True"),
+        # Correct code that warns: warnings.warn, a torch UserWarning, and bytes written to file descriptor 2.
+        "warns": filled(course.release(a), answers | {
+            first: _wrap(answers[first], "import warnings\nwarnings.warn('this student likes warnings')"),
+            second: _wrap(answers[second], "import torch\ntorch.tensor(torch.arange(3))  # torch: UserWarning"),
+            solution_ids[-1]: _wrap(answers[solution_ids[-1]],
+                                    "import os\nos.write(2, b'UserWarning: straight to stderr\\n')"),
+        }),
+    }
+    for student, nb in students.items():
+        course.submit(student, a, nb)
+    course.submit("not_json", a, '{"cells": [ this is not a notebook')
+    run = course.autograde(a)
+    return dict(course=course, a=a, run=run, full=points(source), test_of=test_of, first=first, second=second)
+
+
+def _function_name(src: str) -> str:
+    return re.search(r"^def (\w+)\(", src, flags=re.M).group(1)
+
+
+def _wrap(src: str, extra: str) -> str:
+    """The answer, with ``extra`` run inside the function each time it is called."""
+    name = _function_name(src)
+    body = "\n".join("    " + line for line in extra.splitlines())
+    return (src + f"\n\n_answer_{name} = {name}\n\ndef {name}(*args, **kwargs):\n{body}\n"
+            f"    return _answer_{name}(*args, **kwargs)\n")
+
+
+def test_infinite_loop_times_out_in_its_cell_and_the_rest_is_graded(faults):
+    course, a, full = faults["course"], faults["a"], faults["full"]
+    looping = faults["test_of"][faults["first"]]
+    assert course.scores(a, "infinite_loop") == {g: 0.0 if g == looping else p for g, p in full.items()}
+    [cell] = [c for c in course.autograded("infinite_loop", a).cells if grade_id(c) == looping]
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    assert any("Timeout" in o.ename for o in errors), f"expected a timeout error in {looping}, got {errors}"
+
+
+def test_broken_notebook_is_reported_and_the_others_are_graded(faults):
+    course, a, run = faults["course"], faults["a"], faults["run"]
+    assert run.returncode != 0, "nbgrader should report the failure"
+    assert re.search(r"ERROR.*not_json", run.log), run.log[-3000:]
+    # The broken notebook earns nothing (nbgrader records no grade, or zeros); everyone else is graded.
+    broken = course.scores(a, "not_json")
+    assert broken is None or sum(broken.values()) == 0, broken
+    assert course.scores(a, "solution") == faults["full"]
+
+
+def test_edited_locked_test_cell_is_caught_by_checksum(faults):
+    """nbgrader compares each locked cell's checksum with the instructor's and, on a mismatch, puts the
+    instructor's source back. A test cell that carries hidden tests never matches (students receive it
+    without them), so the log line alone proves nothing: what shows the edit was caught is that the
+    edited cell's checksum differs from the released cell's, and that the cell was restored and failed
+    the wrong answer."""
+    from nbgrader.utils import compute_checksum
+
+    course, a, run, full = faults["course"], faults["a"], faults["run"], faults["full"]
+    edited = faults["test_of"][faults["second"]]
+
+    def cell(nb):
+        return next(c for c in nb.cells if grade_id(c) == edited)
+
+    submitted = read_nb(course.root / "submitted" / "edited_test" / a / f"{a}.ipynb")
+    assert compute_checksum(cell(submitted)) != compute_checksum(cell(course.release(a)))
+    assert re.search(rf"Attribute 'checksum' for cell {edited} has changed", run.log), run.log[-3000:]
+    assert cell(course.autograded("edited_test", a)).source == cell(course.source(a)).source
+    # The instructor's test is back, so the wrong answer fails it; every other part keeps its points.
+    assert course.scores(a, "edited_test") == {g: 0.0 if g == edited else p for g, p in full.items()}
+
+
+def test_warnings_do_not_cost_points(faults):
+    course, a = faults["course"], faults["a"]
+    assert course.scores(a, "warns") == faults["full"]
+    printed = "".join(o.get("text", "") for c in course.autograded("warns", a).cells if c.cell_type == "code"
+                      for o in c.outputs if o.output_type == "stream")
+    assert "this student likes warnings" in printed and "UserWarning" in printed, (
+        "the warnings should have been printed (on stdout)")
+
+
+def test_instructor_workflow_end_to_end(faults, tmp_path):
+    """generate (fixture) -> collect into submitted/ (fixture) -> autograde (fixture) -> feedback -> CSV;
+    and the student's `nbgrader validate` on a solved and an untouched notebook."""
+    course, a = faults["course"], faults["a"]
+    course.generate_feedback(a)
+    for student in ("solution", "warns", "edited_test", "infinite_loop"):
+        html = course.root / "feedback" / student / a / f"{a}.html"
+        assert html.is_file(), f"no feedback for {student}"
+    assert "Score:" in (course.root / "feedback" / "solution" / a / f"{a}.html").read_text(encoding="utf-8")
+
+    rows = list(csv.DictReader(course.export_csv(tmp_path / "grades.csv").open(encoding="utf-8")))
+    by_student = {r["student_id"]: r for r in rows if r["assignment"] == a}
+    total = sum(faults["full"].values())
+    assert float(by_student["solution"]["score"]) == total
+    assert float(by_student["solution"]["max_score"]) == total
+    assert float(by_student["edited_test"]["score"]) < total
+
+    solved = course.root / "submitted" / "solution" / a / f"{a}.ipynb"
+    ok = course.nbgrader("validate", str(solved))
+    assert "Success! Your notebook passes all the tests." in ok.log, ok.log[-2000:]
+    untouched = course.nbgrader("validate", str(course.release_path(a)), check=False)
+    assert "VALIDATION FAILED" in untouched.log, untouched.log[-2000:]
+
+
+def test_regrading_gives_the_same_scores(faults):
+    course, a = faults["course"], faults["a"]
+    before = {s: course.scores(a, s) for s in ("solution", "edited_test", "warns")}
+    # A second run of the class, but for the infinite loop (its 20 s timeout would add nothing).
+    course.nbgrader("autograde", a, "--force", "--student", "[!i]*", check=False)
+    assert {s: course.scores(a, s) for s in before} == before

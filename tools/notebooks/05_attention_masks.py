@@ -1,0 +1,161 @@
+"""Assignment 5 (chapter 5, attention masks): the additive padding mask, masked softmax, the causal mask."""
+from build_notebooks import md, setup, solution, tests
+
+CELLS = [
+    md("""
+    # Assignment 5: masks are added before the softmax
+
+    A padded batch has `[PAD]` tokens that must receive **zero** attention. BERT does not remove them; it
+    adds a number to every attention score before the softmax:
+
+    - `0` where the key is a real token (the score is unchanged),
+    - a hugely negative number where the key is padding, so `exp(score + mask)` is exactly 0.
+
+    The number is `torch.finfo(dtype).min`, the most negative *finite* value of the scores' dtype: `-inf`
+    would turn a row that sees nothing into `NaN`, and a fixed `-1e9` overflows to `-inf` in float16.
+    The mask has shape (B, 1, 1, T): one row per sequence, broadcast over heads and queries, because
+    padding is hidden as a *key*.
+
+    GPT's causal mask is built the same way, with shape (1, 1, T, T), hiding every key to the right of
+    the query. BERT has no causal mask.
+
+    bertlib has all of these; the tests switch them off while your code runs.
+    """),
+    setup("""
+    import torch
+    import bertlib
+    from bertlib import attention as _attention
+
+    # What the tests switch off while your code runs: bertlib's masks and attention.
+    _BERTLIB_MASKS = (_attention.additive_mask, _attention.padding_visibility, _attention.causal_visibility,
+                      _attention.build_attention_mask, _attention.eager_attention, _attention.BertSelfAttention)
+
+
+    def _reference_padding_mask(attention_mask, dtype=torch.float32):
+        # bertlib's mask, computed before the tests switch bertlib off.
+        return bertlib.additive_mask(bertlib.padding_visibility(attention_mask), dtype)
+
+
+    def _random_batch(gen, B, T):
+        lengths = torch.randint(1, T + 1, (B,), generator=gen)
+        lengths[0] = T  # one full-length row, as a real padded batch has
+        return (torch.arange(T)[None] < lengths[:, None]).long()  # (B, T)
+    """),
+    md("""
+    ## Part 1: the additive padding mask (2 points)
+
+    `attention_mask` is (B, T), 1 for a real token, 0 for padding. Return a tensor of `dtype` and shape
+    (B, 1, 1, T): 0 on real tokens, `torch.finfo(dtype).min` on padding.
+    """),
+    solution("padding", '''
+    def additive_padding_mask(attention_mask, dtype=torch.float32):
+        """(B, T) 1/0 -> (B, 1, 1, T) of 0 (real) / finfo(dtype).min (padding)."""
+        ### BEGIN SOLUTION
+        visible = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T)
+        hidden = torch.full(visible.shape, torch.finfo(dtype).min, dtype=dtype)
+        return torch.where(visible, torch.zeros((), dtype=dtype), hidden)  # (B, 1, 1, T)
+        ### END SOLUTION
+    '''),
+    tests("test_padding", 2, '''
+    got = additive_padding_mask(torch.tensor([[1, 1, 0]]))
+    assert tuple(got.shape) == (1, 1, 1, 3), (
+        f"expected shape (B, 1, 1, T) = (1, 1, 1, 3), which broadcasts over heads and queries; got {tuple(got.shape)}")
+    assert got.dtype == torch.float32, f"expected float32, got {got.dtype}"
+    assert got[0, 0, 0, :2].tolist() == [0.0, 0.0], f"real tokens must get 0 (scores unchanged), got {got[0, 0, 0, :2].tolist()}"
+    pad = got[0, 0, 0, 2].item()
+    assert pad == torch.finfo(torch.float32).min, (
+        f"padding got {pad}; expected torch.finfo(float32).min = {torch.finfo(torch.float32).min}"
+        + (" (-inf makes a row with nothing visible NaN)" if pad == float("-inf") else ""))
+    half = additive_padding_mask(torch.tensor([[1, 0]]), torch.float16)
+    assert half.dtype == torch.float16 and half[0, 0, 0, 1].item() == torch.finfo(torch.float16).min, (
+        f"in float16 padding should get {torch.finfo(torch.float16).min}, got {half.flatten().tolist()} ({half.dtype})")
+    ### BEGIN HIDDEN TESTS
+    gen = torch.Generator().manual_seed(501)
+    for dtype in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
+        B, T = int(torch.randint(1, 6, (1,), generator=gen)), int(torch.randint(1, 12, (1,), generator=gen))
+        mask = _random_batch(gen, B, T)
+        expected = _reference_padding_mask(mask, dtype)
+        with bertlib_unavailable(*_BERTLIB_MASKS):
+            got = additive_padding_mask(mask, dtype)
+        assert got.dtype == dtype and torch.equal(got, expected), f"{dtype}, mask {mask.tolist()}: got {got}"
+    ### END HIDDEN TESTS
+    '''),
+    md("""
+    ## Part 2: masked softmax (3 points)
+
+    `scores` are attention scores (B, nh, T, T) (already divided by sqrt(d)); `attention_mask` is (B, T).
+    Return the attention weights: softmax over the keys (last dimension) with padding keys weighted 0.
+    Use your `additive_padding_mask`: while this part is tested it is replaced by a correct one.
+    """),
+    solution("softmax", '''
+    def masked_softmax(scores, attention_mask):
+        """(B, nh, T, T) scores, (B, T) mask -> (B, nh, T, T) weights; each row sums to 1 over real keys."""
+        ### BEGIN SOLUTION
+        mask = additive_padding_mask(attention_mask, scores.dtype)  # (B, 1, 1, T)
+        return (scores + mask).softmax(dim=-1)  # add before the softmax: exp(very negative) = 0
+        ### END SOLUTION
+    '''),
+    tests("test_softmax", 3, '''
+    _yours = additive_padding_mask
+    additive_padding_mask = _reference_padding_mask
+    try:
+        scores = torch.tensor([[[[0.0, 0.0, 0.0], [1.0, 2.0, 50.0], [0.0, 0.0, 0.0]]]])  # (1, 1, 3, 3)
+        got = masked_softmax(scores, torch.tensor([[1, 1, 0]]))
+    finally:
+        additive_padding_mask = _yours
+    assert tuple(got.shape) == (1, 1, 3, 3), f"expected shape (1, 1, 3, 3), got {tuple(got.shape)}"
+    expected = torch.tensor([[0.5, 0.5, 0.0], [0.2689, 0.7311, 0.0], [0.5, 0.5, 0.0]])
+    assert torch.allclose(got[0, 0], expected, atol=1e-4), (
+        f"weights {got[0, 0].tolist()}; expected {expected.tolist()}: the padding key (column 2) gets 0 "
+        "even with a score of 50, every query (a padding query too) still sees the real keys, each row sums to 1")
+    ### BEGIN HIDDEN TESTS
+    gen = torch.Generator().manual_seed(502)
+    for _ in range(4):
+        B, nh, T = (int(torch.randint(lo, hi, (1,), generator=gen)) for lo, hi in ((1, 5), (1, 4), (2, 10)))
+        mask = _random_batch(gen, B, T)
+        scores = torch.randn(B, nh, T, T, generator=gen) * 4
+        _ref = _reference_padding_mask(mask)  # computed now: bertlib is off while yours runs
+        expected = (scores + _ref).softmax(-1)
+        _yours = additive_padding_mask
+        additive_padding_mask = lambda attention_mask, dtype=torch.float32: _ref.to(dtype)
+        try:
+            with bertlib_unavailable(*_BERTLIB_MASKS):
+                got = masked_softmax(scores, mask)
+        finally:
+            additive_padding_mask = _yours
+        assert torch.allclose(got, expected, atol=1e-6), f"B={B}, nh={nh}, mask {mask.tolist()}: wrong weights"
+    ### END HIDDEN TESTS
+    '''),
+    md("""
+    ## Part 3: GPT's causal mask (2 points)
+
+    Return the additive causal mask of shape (1, 1, T, T) in `dtype`: 0 where key j <= query i,
+    `torch.finfo(dtype).min` where j > i.
+    """),
+    solution("causal", '''
+    def causal_additive_mask(T, dtype=torch.float32):
+        """(1, 1, T, T): 0 on and below the diagonal, finfo(dtype).min above it."""
+        ### BEGIN SOLUTION
+        future = torch.ones(T, T, dtype=torch.bool).triu(1)  # (T, T): key j > query i
+        mask = torch.zeros(T, T, dtype=dtype).masked_fill(future, torch.finfo(dtype).min)
+        return mask[None, None]  # (1, 1, T, T)
+        ### END SOLUTION
+    '''),
+    tests("test_causal", 2, '''
+    got = causal_additive_mask(3)
+    assert tuple(got.shape) == (1, 1, 3, 3), f"expected shape (1, 1, T, T) = (1, 1, 3, 3), got {tuple(got.shape)}"
+    low = torch.finfo(torch.float32).min
+    expected = torch.tensor([[0.0, low, low], [0.0, 0.0, low], [0.0, 0.0, 0.0]])
+    hidden_pattern = (got[0, 0] == low).int().tolist()
+    assert torch.equal(got[0, 0], expected), (
+        f"hidden keys per query {hidden_pattern}; expected [[0, 1, 1], [0, 0, 1], [0, 0, 0]] "
+        "(query i sees keys 0..i; the hidden ones get finfo.min, the rest 0)")
+    ### BEGIN HIDDEN TESTS
+    for T, dtype in ((1, torch.float32), (5, torch.float64), (17, torch.float16), (8, torch.bfloat16)):
+        expected = bertlib.additive_mask(bertlib.causal_visibility(T), dtype)[None, None]
+        with bertlib_unavailable(*_BERTLIB_MASKS):
+            got = causal_additive_mask(T, dtype)
+        assert got.dtype == dtype and torch.equal(got, expected), f"T={T}, {dtype}: wrong causal mask"
+    ### END HIDDEN TESTS
+    '''),
+]
