@@ -1,5 +1,7 @@
 # make book   build the Jupyter Book into _build/html (warnings are errors)
 # make test   run every test
+# make benchmarks   speed against transformers, as ratios
+# make exercises    regenerate exercises/ from solutions/ with nbgrader
 # Both create .venv and install the project into it on first use.
 VENV    ?= .venv
 PYTHON  ?= python3
@@ -28,6 +30,10 @@ test: $(STAMP)
 
 benchmarks: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# Regenerate the student versions in exercises/ from solutions/ (nbgrader needs the venv on PATH).
+exercises: $(STAMP)
+	PATH="$(abspath $(VENV))/bin:$$PATH" nbgrader generate_assignment "*" --force
 
 clean:
 	rm -rf _build
