@@ -1,0 +1,332 @@
+"""Five experiments that show, by training, what the BERT paper asserts. Small defaults run in about a minute
+each on a 2-core CPU (the book runs them at build time); ``--full`` runs a larger version.
+
+Book: chapter 10, and the chapters each one illustrates (1, 7, 8, 9).
+
+    python -m bertlib.experiments bidirectional      # 1. a cloze whose answer is on the right: BERT vs GPT mask
+    python -m bertlib.experiments mask_mismatch      # 2. 80/10/10 against 100% [MASK], on input without [MASK]
+    python -m bertlib.experiments mask_rate          # 3. masking 5%, 15%, 40% of the tokens, same budget
+    python -m bertlib.experiments nsp                # 4. with and without NSP, then a sentence-pair task
+    python -m bertlib.experiments few_labels --model runs/tiny   # 5. pretrained against from scratch
+
+Each prints a JSON object (last line) with the table the book shows. Experiments 1 and 4 run on small
+seeded synthetic data built so that the effect is visible in seconds (``bertlib.corpus.cloze_sentences``,
+``topic_documents`` below); 2 and 3 pretrain on the real corpus with a reduced budget; 5 fine-tunes on the
+shipped ``docstring_topics`` data.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import random
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+from .corpus import CLOZE_LEXICON, cloze_sentences, cloze_vocabulary
+from .heads import BertForPreTraining, BertForSequenceClassification
+from .masking import IGNORE_INDEX, mask_tokens
+from .nsp import create_nsp_examples
+from .pretrain import (
+    PretrainConfig,
+    encode_examples,
+    evaluate,
+    heldout_batch,
+    load_pretraining_data,
+    lr_lambda,
+    make_optimizer,
+    pretrain,
+    pretraining_loss,
+)
+from .tokenizer import BertTokenizer
+
+# The architecture of the small synthetic experiments: the book's model at half the width.
+SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256, dropout=0.0)
+
+
+def word_tokenizer(words: list[str]) -> BertTokenizer:
+    """A tokenizer whose vocabulary is exactly ``words`` (special tokens first): one id per word."""
+    return BertTokenizer({w: i for i, w in enumerate(words)})
+
+
+def _train_steps(model, make_batch, steps: int, lr: float, nsp: bool, seed: int) -> list[float]:
+    """The pretraining update (AdamW, warm-up + linear decay) on batches from ``make_batch(step)``."""
+    torch.manual_seed(seed)
+    optimizer = make_optimizer(model, lr, 0.01)
+    warmup = max(1, steps // 10)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_lambda(s, steps, warmup))
+    model.train()
+    losses = []
+    for step in range(steps):
+        loss, *_ = pretraining_loss(model, make_batch(step), nsp=nsp)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        losses.append(float(loss.detach()))
+    model.eval()
+    return losses
+
+
+# ----------------------------------------------------------------------------- 1. bidirectional vs causal
+def _cloze_tensors(sentences, tok):
+    ids = torch.tensor([[tok.cls_token_id, *tok.convert_tokens_to_ids(s), tok.sep_token_id] for s in sentences])
+    return {"input_ids": ids, "token_type_ids": torch.zeros_like(ids), "attention_mask": torch.ones_like(ids),
+            "next_sentence_label": torch.zeros(len(ids), dtype=torch.long)}
+
+
+@torch.no_grad()
+def _cloze_accuracy(model, tok, sentences, position: int, correct) -> float:
+    """Mask the word at ``position`` (1-based after [CLS]) of every sentence; the share of top-1 predictions
+    that ``correct(prediction, sentence)`` accepts."""
+    batch = _cloze_tensors(sentences, tok)
+    batch["input_ids"][:, position] = tok.mask_token_id
+    logits = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"]).prediction_logits
+    pred = tok.convert_ids_to_tokens(logits[:, position].argmax(-1).tolist())  # (N,)
+    return sum(correct(p, s) for p, s in zip(pred, sentences)) / len(sentences)
+
+
+def bidirectional(steps: int = 300, batch_size: int = 64, seeds=(0, 1, 2), lr: float = 3e-3) -> dict:
+    """The same model and data, trained with MLM under a bidirectional and under a causal (GPT) mask.
+
+    In "the <animal> <verb> in the <place> <adverb> ." only the verb (to the right) tells the animal, and
+    only the animal (to the left) tells which verbs are possible. Scored: the masked animal (answer fixed
+    by its right) and the masked verb (counted right if it is one of that animal's verbs: fixed by its left).
+    """
+    t0 = time.perf_counter()
+    tok = word_tokenizer(cloze_vocabulary())
+    test = cloze_sentences(2000, random.Random(10_000))
+    rows = []
+    for causal in (False, True):
+        for seed in seeds:
+            rng = random.Random(seed)
+            gen = torch.Generator().manual_seed(seed)
+            cfg = PretrainConfig(seq_len=16, causal=causal, **SMALL)
+            torch.manual_seed(seed)
+            model = BertForPreTraining(cfg.model_config(tok.vocab_size))
+
+            def make_batch(step):
+                batch = _cloze_tensors(cloze_sentences(batch_size, rng), tok)
+                inputs, labels = mask_tokens(batch["input_ids"], tokenizer=tok, mlm_probability=0.15, generator=gen)
+                return {**batch, "input_ids": inputs, "labels": labels}
+
+            losses = _train_steps(model, make_batch, steps, lr, nsp=False, seed=seed)
+            rows.append({
+                "attention": "causal" if causal else "bidirectional", "seed": seed,
+                "animal (cue on the right)": _cloze_accuracy(model, tok, test, 2, lambda p, s: p == s[1]),
+                "verb (cue on the left)": _cloze_accuracy(model, tok, test, 3, lambda p, s: p in CLOZE_LEXICON[s[1]]),
+                "final_loss": sum(losses[-20:]) / 20,
+            })
+    chance = {"animal (cue on the right)": 1 / len(CLOZE_LEXICON)}
+    return {"experiment": "bidirectional", "rows": rows, "chance": chance, "steps": steps,
+            "seconds": time.perf_counter() - t0}
+
+
+# ----------------------------------------------------------------------------- 2. the [MASK] mismatch
+@torch.no_grad()
+def no_mask_scores(model, batch: dict, tok: BertTokenizer, seed: int = 7, share: float = 0.15) -> dict:
+    """How a model reads input that holds no [MASK], as at fine-tuning time, on held-out pairs.
+
+    ``copy``: at 15% of the positions of clean input, is the top prediction the token that is there?
+    ``repair``: 15% of the positions replaced by random pieces (no [MASK] anywhere): is the top prediction
+    at those positions the original token?
+    ``masked``: the usual MLM accuracy (80/10/10 input) for reference.
+    """
+    g = torch.Generator().manual_seed(seed)
+    clean = batch["input_ids"].clone()
+    clean[batch["labels"] != IGNORE_INDEX] = batch["labels"][batch["labels"] != IGNORE_INDEX]  # undo the masking
+    eligible = batch["attention_mask"].bool() & ~torch.isin(clean, torch.tensor(tok.all_special_ids))
+    pick = eligible & (torch.rand(clean.shape, generator=g) < share)  # (B, T)
+    randoms = torch.randint(len(tok.all_special_ids), tok.vocab_size, clean.shape, generator=g)
+    corrupted = torch.where(pick, randoms, clean)
+
+    def accuracy(inputs) -> float:
+        right = total = 0
+        for s in range(0, len(inputs), 256):
+            sl = slice(s, s + 256)
+            h = model.bert(inputs[sl], batch["attention_mask"][sl], batch["token_type_ids"][sl]).last_hidden_state
+            logits = model.cls.predictions(h[pick[sl]])  # (N, V) at the picked positions only
+            right += int((logits.argmax(-1) == clean[sl][pick[sl]]).sum())
+            total += int(pick[sl].sum())
+        return right / total
+
+    return {"copy": accuracy(clean), "repair": accuracy(corrupted),
+            "masked": evaluate(model, batch)["mlm_accuracy"]}
+
+
+def mask_mismatch(steps: int = 300, batch_size: int = 64, seed: int = 0) -> dict:
+    """Pretrain twice on the real corpus, same budget: 80% [MASK] / 10% random / 10% unchanged, and 100%
+    [MASK]; then score both on input without [MASK] (``no_mask_scores``)."""
+    t0 = time.perf_counter()
+    data = load_pretraining_data()
+    rows = []
+    for name, m, r in (("80/10/10", 0.8, 0.1), ("100% [MASK]", 1.0, 0.0)):
+        cfg = PretrainConfig(steps=steps, batch_size=batch_size, seed=seed, mask_replace_prob=m,
+                             random_replace_prob=r, eval_every=0)
+        res = pretrain(cfg, progress=False, data=data)
+        scores = no_mask_scores(res.model, heldout_batch(data, cfg), data.tokenizer)
+        rows.append({"masking": name, **scores, "seconds": res.metrics["seconds"]})
+    return {"experiment": "mask_mismatch", "rows": rows, "steps": steps, "seconds": time.perf_counter() - t0}
+
+
+# ----------------------------------------------------------------------------- 3. masking rate
+def mask_rate(rates=(0.05, 0.15, 0.40), steps: int = 250, batch_size: int = 64, seed: int = 0) -> dict:
+    """Pretrain on the real corpus with each masking rate, same steps; score all on the same held-out
+    data masked at 15% with 80/10/10."""
+    t0 = time.perf_counter()
+    data = load_pretraining_data()
+    rows = []
+    for rate in rates:
+        cfg = PretrainConfig(steps=steps, batch_size=batch_size, seed=seed, mask_prob=rate, eval_every=0)
+        res = pretrain(cfg, progress=False, data=data)
+        m = res.metrics
+        rows.append({"mask_prob": rate, "mlm_accuracy": m["mlm_accuracy"], "heldout_mlm_loss": m["heldout_mlm_loss"],
+                     "nsp_accuracy": m["nsp_accuracy"], "predictions_per_step": rate * batch_size * cfg.seq_len,
+                     "seconds": m["seconds"]})
+    return {"experiment": "mask_rate", "rows": rows, "steps": steps, "baseline": res.metrics["mlm_unigram_baseline"],
+            "seconds": time.perf_counter() - t0}
+
+
+# ----------------------------------------------------------------------------- 4. NSP and a sentence-pair task
+TOPIC_WORDS, FUNCTION_WORDS = 12, 24
+
+
+def topic_documents(num_topics: int, docs_per_topic: int, rng: random.Random) -> tuple[list, list, list]:
+    """Synthetic documents with a topic each: every sentence mixes words of its document's topic with
+    function words shared by all. Returns (documents as lists of word lists, the topic of each, the words)."""
+    function = [f"w{i}" for i in range(FUNCTION_WORDS)]
+    topical = [[f"t{t}_{i}" for i in range(TOPIC_WORDS)] for t in range(num_topics)]
+    docs, topics = [], []
+    for t in range(num_topics):
+        for _ in range(docs_per_topic):
+            doc = []
+            for _ in range(rng.randint(6, 12)):
+                n = rng.randint(5, 9)
+                doc.append([rng.choice(topical[t]) if rng.random() < 0.35 else rng.choice(function) for _ in range(n)])
+            docs.append(doc)
+            topics.append(t)
+    return docs, topics, function + [w for ws in topical for w in ws]
+
+
+def _pair_batch(pairs, tok, seq_len):
+    """[CLS] A [SEP] B [SEP] for (tokens_a, tokens_b, label) triples."""
+    from .nsp import NspExample
+
+    examples = [NspExample(list(a), list(b), bool(y)) for a, b, y in pairs]
+    return encode_examples(examples, tok, seq_len)
+
+
+def nsp(steps: int = 400, batch_size: int = 64, train_pairs: int = 64, seeds=(0, 1, 2), num_topics: int = 8) -> dict:
+    """Pretrain with MLM + NSP and with MLM only on synthetic topical documents, same budget; then fine-tune
+    each on a sentence-pair task with few labels: do sentences A and B share a topic?"""
+    t0 = time.perf_counter()
+    seq_len = 32
+    rows = []
+    for seed in seeds:
+        rng = random.Random(seed)
+        docs, doc_topics, words = topic_documents(num_topics, 30, rng)
+        tok = word_tokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words)
+        ids = [[tok.convert_tokens_to_ids(s) for s in d] for d in docs]
+        # the pair task: its sentences come from fresh documents, half the pairs share a topic
+        test_docs, test_topics, _ = topic_documents(num_topics, 10, random.Random(seed + 100))
+
+        def pairs(n, r):
+            out = []
+            for _ in range(n):
+                i = r.randrange(len(test_docs))
+                same = r.random() < 0.5
+                js = [j for j in range(len(test_docs)) if (test_topics[j] == test_topics[i]) == same and j != i]
+                j = r.choice(js)
+                a, b = r.choice(test_docs[i]), r.choice(test_docs[j])
+                out.append((tok.convert_tokens_to_ids(a), tok.convert_tokens_to_ids(b), int(not same)))
+            return out
+
+        train_set = _pair_batch(pairs(train_pairs, random.Random(seed + 200)), tok, seq_len)
+        test_set = _pair_batch(pairs(1000, random.Random(seed + 300)), tok, seq_len)
+        for use_nsp in (True, False):
+            cfg = PretrainConfig(seq_len=seq_len, **SMALL)
+            torch.manual_seed(seed)
+            model = BertForPreTraining(cfg.model_config(tok.vocab_size))
+            data_rng, gen = random.Random(seed), torch.Generator().manual_seed(seed)
+            pool = []
+
+            def make_batch(step):
+                while len(pool) < batch_size:
+                    examples = create_nsp_examples(ids, seq_len - 3, data_rng, short_seq_prob=0.0)
+                    data_rng.shuffle(examples)
+                    pool.extend(examples)
+                batch = encode_examples([pool.pop() for _ in range(batch_size)], tok, seq_len)
+                inputs, labels = mask_tokens(batch["input_ids"], tokenizer=tok, generator=gen)
+                return {**batch, "input_ids": inputs, "labels": labels}
+
+            _train_steps(model, make_batch, steps, 3e-3, nsp=use_nsp, seed=seed)
+            # fine-tune: the pretrained encoder and pooler, a new 2-way classifier
+            clf = BertForSequenceClassification(model.config.replace(num_labels=2))
+            clf.bert.load_state_dict(model.bert.state_dict())
+            from .finetune import train_loop
+
+            train_loop(clf, {**{k: train_set[k] for k in ("input_ids", "token_type_ids", "attention_mask")},
+                             "labels": train_set["next_sentence_label"]}, epochs=20, lr=1e-3, batch_size=16, seed=seed)
+            with torch.no_grad():
+                logits = clf(test_set["input_ids"], test_set["attention_mask"], test_set["token_type_ids"]).logits
+            accuracy = float((logits.argmax(-1) == test_set["next_sentence_label"]).float().mean())
+            rows.append({"pretraining": "MLM + NSP" if use_nsp else "MLM only", "seed": seed,
+                         "pair_task_accuracy": accuracy})
+    return {"experiment": "nsp", "rows": rows, "train_pairs": train_pairs, "steps": steps,
+            "seconds": time.perf_counter() - t0}
+
+
+# ----------------------------------------------------------------------------- 5. few labels
+def few_labels(model: str, sizes=(25, 50, 100, 200, 400), seeds=(0, 1), task: str = "docstring_topics",
+               epochs: int = 10) -> dict:
+    """Fine-tune the same architecture from a pretrained checkpoint and from scratch on ``sizes`` labelled
+    examples (seeded samples), same recipe; held-out accuracy for each."""
+    from .finetune import finetune
+
+    t0 = time.perf_counter()
+    rows = []
+    for n in sizes:
+        for seed in seeds:
+            for name, source in (("pretrained", model), ("from scratch", "scratch")):
+                r = finetune(task, source, train_size=n, seed=seed, epochs=epochs, baselines=False,
+                             tokenizer_dir=model if source == "scratch" else None)
+                rows.append({"init": name, "train_examples": n, "seed": seed, **r["scores"], "seconds": r["seconds"]})
+    return {"experiment": "few_labels", "task": task, "rows": rows, "seconds": time.perf_counter() - t0}
+
+
+EXPERIMENTS = {"bidirectional": bidirectional, "mask_mismatch": mask_mismatch, "mask_rate": mask_rate, "nsp": nsp,
+               "few_labels": few_labels}
+FULL = {  # the larger versions, for readers with more time
+    "bidirectional": dict(steps=2000, seeds=(0, 1, 2, 3, 4)),
+    "mask_mismatch": dict(steps=1200),
+    "mask_rate": dict(steps=1200),
+    "nsp": dict(steps=2000, seeds=(0, 1, 2, 3, 4), train_pairs=128),
+    "few_labels": dict(sizes=(25, 50, 100, 200, 400, 800, 1319), seeds=(0, 1, 2)),
+}
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(prog="python -m bertlib.experiments", description=__doc__.split("\n\n")[0])
+    p.add_argument("name", choices=sorted(EXPERIMENTS))
+    p.add_argument("--full", action="store_true", help="the larger version (minutes to tens of minutes)")
+    p.add_argument("--model", help="few_labels: the pretrained checkpoint directory (python -m bertlib.pretrain --out)")
+    p.add_argument("--threads", type=int)
+    a = p.parse_args(argv)
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    kwargs = dict(FULL[a.name]) if a.full else {}
+    if a.name == "few_labels":
+        if not a.model:
+            p.error("few_labels needs --model DIR, a checkpoint written by python -m bertlib.pretrain --out DIR")
+        kwargs["model"] = a.model
+    result = EXPERIMENTS[a.name](**kwargs)
+    print(json.dumps(result), flush=True)
+    return result
+
+
+if __name__ == "__main__":
+    main()

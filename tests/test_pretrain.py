@@ -1,0 +1,190 @@
+"""bertlib.corpus and bertlib.pretrain on small budgets: the loss goes down, the checkpoint round-trips through
+transformers, the same seed gives the same run, and two processes under DDP take the step one process takes."""
+import dataclasses
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from bertlib.corpus import Document, cloze_sentences, load_documents, split_documents, split_sentences
+from bertlib.pretrain import PretrainConfig, lr_lambda, load_pretraining_data, pretrain
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+# A model small enough that a step takes milliseconds: what is tested is the machinery, not the result.
+TINY = PretrainConfig(steps=30, batch_size=16, seq_len=32, hidden_size=32, num_hidden_layers=1,
+                      num_attention_heads=2, intermediate_size=64, lr=3e-3, eval_every=0, threads=1)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_pretraining_data()
+
+
+# ----------------------------------------------------------------------------- corpus
+def test_sentences_are_split_at_sentence_ends_and_tables_dropped():
+    text = "The first one. The second one!\nStill the second? Third.\n\n+-----+-----+\n| a | b |\n\nNew paragraph"
+    assert split_sentences(text) == ["The first one.", "The second one!", "Still the second?", "Third.",
+                                     "New paragraph"]
+
+
+def test_corpus_is_real_documentation_split_by_group():
+    docs = load_documents()
+    assert len(docs) > 400 and sum(len(d.sentences) for d in docs) > 20_000
+    names = {d.name for d in docs}
+    assert "topic:assert" in names and "module:email.parser" in names
+    train, heldout = split_documents(docs, 0.1, seed=0)
+    assert {d.group for d in train}.isdisjoint({d.group for d in heldout})
+    share = sum(len(d.sentences) for d in heldout) / sum(len(d.sentences) for d in docs)
+    assert 0.1 <= share < 0.15, share
+    assert split_documents(docs, 0.1, seed=0) == (train, heldout)
+
+
+def test_split_keeps_a_package_together():
+    docs = [Document(f"module:{m}", f"module:{m.split('.')[0]}", ("x.",) * 10)
+            for m in ["email.a", "email.b", "os", "json", "re", "io", "csv", "ssl", "abc", "ast"]]
+    for seed in range(10):
+        train, heldout = split_documents(docs, 0.2, seed=seed)
+        sides = {d.name: d in heldout for d in docs}
+        assert sides["module:email.a"] == sides["module:email.b"]
+
+
+def test_compact_vocabulary_tokenizes_the_corpus_exactly_as_minilm(data):
+    from bertlib.pretrain import minilm_tokenizer
+
+    base = minilm_tokenizer()
+    assert data.tokenizer.vocab_size < base.vocab_size / 3
+    train, heldout = split_documents(load_documents(), 0.1, seed=0)
+    for doc in train[::10]:
+        for s in doc.sentences[:5]:
+            assert data.tokenizer.tokenize(s) == base.tokenize(s)
+    # a held-out word may need a piece the training text never used: it is spelt with shorter pieces
+    assert data.tokenizer.tokenize("multiplicative") != base.tokenize("multiplicative")
+
+
+def test_cloze_generator_is_seeded():
+    import random
+
+    assert cloze_sentences(5, random.Random(1)) == cloze_sentences(5, random.Random(1))
+
+
+# ----------------------------------------------------------------------------- training
+def test_schedule_warms_up_then_decays_to_zero():
+    values = [lr_lambda(s, 100, 10) for s in range(101)]
+    assert values[0] == pytest.approx(0.1) and values[9] == pytest.approx(1.0)
+    assert all(a >= b for a, b in zip(values[9:], values[10:])) and values[100] == 0.0
+
+
+def test_loss_goes_down(data):
+    result = pretrain(dataclasses.replace(TINY, steps=60), progress=False, data=data)
+    losses = [h["mlm_loss"] for h in result.history]
+    assert losses[-1] < losses[0] - 0.5, (losses[0], losses[-1])
+    assert result.metrics["mlm_accuracy"] >= result.metrics["mlm_unigram_baseline"] - 0.02
+
+
+def test_same_seed_same_run_other_seed_other_run(data):
+    cfg = dataclasses.replace(TINY, steps=5, dropout=0.1)
+    a = pretrain(cfg, progress=False, data=data)
+    b = pretrain(cfg, progress=False, data=data)
+    c = pretrain(dataclasses.replace(cfg, seed=1), progress=False, data=data)
+    for (name, p), q in zip(a.model.named_parameters(), b.model.parameters()):
+        assert torch.equal(p, q), name
+    assert a.metrics["mlm_accuracy"] == b.metrics["mlm_accuracy"]
+    assert [h["mlm_loss"] for h in a.history] == [h["mlm_loss"] for h in b.history]
+    assert not torch.equal(a.model.cls.predictions.bias, c.model.cls.predictions.bias)
+
+
+def test_checkpoint_round_trips_through_transformers(data, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    result = pretrain(dataclasses.replace(TINY, steps=3), progress=False, data=data, out=tmp_path)
+    assert {"config.json", "model.safetensors", "vocab.txt", "metrics.json"} <= {p.name for p in tmp_path.iterdir()}
+    hf = transformers.BertForPreTraining.from_pretrained(tmp_path).eval()
+    hf_tok = transformers.BertTokenizer.from_pretrained(tmp_path)
+    texts = ["Return the absolute value of a number.", "The assert statement raises AssertionError."]
+    ours = data.tokenizer(texts, padding=True, return_tensors="pt")
+    theirs = hf_tok(texts, padding=True, return_tensors="pt")
+    assert torch.equal(ours["input_ids"], theirs["input_ids"])
+    with torch.no_grad():
+        a = result.model.eval()(ours["input_ids"], ours["attention_mask"], ours["token_type_ids"])
+        b = hf(**{k: theirs[k] for k in ("input_ids", "attention_mask", "token_type_ids")})
+    torch.testing.assert_close(a.prediction_logits, b.prediction_logits, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(a.seq_relationship_logits, b.seq_relationship_logits, atol=1e-5, rtol=1e-5)
+
+
+def test_causal_variant_cannot_do_nsp_from_cls(data):
+    """[CLS] sits at position 0: under a causal mask it sees nothing else, so NSP stays at chance."""
+    result = pretrain(dataclasses.replace(TINY, steps=40, causal=True), progress=False, data=data)
+    assert result.metrics["nsp_accuracy"] <= result.metrics["nsp_majority_baseline"] + 1e-9
+
+
+# ----------------------------------------------------------------------------- distributed
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _one_step_worker(rank, world, port, cfg, out_dir):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world),
+                      LOCAL_RANK=str(rank), BERTLIB_BACKEND="gloo")
+    torch.set_num_threads(1)
+    result = pretrain(cfg, progress=False)
+    torch.save({k: v.detach().clone() for k, v in result.model.state_dict().items()}, f"{out_dir}/rank{rank}.pt")
+    torch.distributed.destroy_process_group()
+
+
+def test_two_processes_take_the_step_of_one_process_on_the_combined_batch(data, tmp_path):
+    """DDP on the CPU (gloo): each process trains on half of the batch; after one step the parameters equal
+    those of one process that saw the whole batch (the loss is normalised by the global count of masked
+    tokens, so unequal halves do not matter)."""
+    import torch.multiprocessing as mp
+
+    cfg = dataclasses.replace(TINY, steps=1, batch_size=16, dropout=0.0)
+    mp.spawn(_one_step_worker, args=(2, _free_port(), cfg, str(tmp_path)), nprocs=2, join=True)
+    single = pretrain(cfg, progress=False, data=data).model.state_dict()
+    initial = pretrain(dataclasses.replace(cfg, steps=0), progress=False, data=data).model.state_dict()
+    for rank in (0, 1):
+        ddp = torch.load(tmp_path / f"rank{rank}.pt")
+        for name, value in single.items():
+            torch.testing.assert_close(ddp[name], value, atol=1e-6, rtol=1e-5, msg=name)
+    moved = sum(not torch.equal(initial[k], single[k]) for k in single)
+    assert moved > len(single) // 2  # the step did change the parameters
+
+
+# ----------------------------------------------------------------------------- command line
+def _run(args, timeout=300):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+SMALL_ARGS = ["--steps", "4", "--batch-size", "8", "--seq-len", "32", "--hidden-size", "32", "--layers", "1",
+              "--heads", "2", "--intermediate-size", "64", "--eval-every", "2", "--threads", "1"]
+
+
+def test_command_line_prints_json_last_and_saves(tmp_path):
+    proc = _run([sys.executable, "-m", "bertlib.pretrain", *SMALL_ARGS, "--out", str(tmp_path)])
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    for key in ("mlm_accuracy", "nsp_accuracy", "mlm_unigram_baseline", "seconds"):
+        assert isinstance(summary[key], float), key
+    assert "pretraining" in proc.stderr  # the progress bar, with its running losses
+    assert "mlm=" in proc.stderr and "nsp=" in proc.stderr
+    assert json.loads((tmp_path / "metrics.json").read_text())["metrics"]["steps"] == 4
+
+
+@pytest.mark.slow
+def test_same_command_runs_under_torchrun(tmp_path):
+    torchrun = Path(sys.executable).with_name("torchrun")
+    proc = _run([str(torchrun), "--nproc-per-node", "2", "--master-port", str(_free_port()), "-m", "bertlib.pretrain",
+                 *SMALL_ARGS, "--quiet", "--out", str(tmp_path)])
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert len(lines) == 1  # only rank 0 reports
+    assert json.loads(lines[0])["world_size"] == 2
+    assert (tmp_path / "model.safetensors").is_file()
