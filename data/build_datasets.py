@@ -158,16 +158,14 @@ def function_qa(files, rng):
                 offsets.append((len(context), len(context) + len(name) + 2))  # name, then summary after ": "
                 context += f"{name}: {summary}. "
             context = context.strip()
-            k = rng.randrange(len(group))
-            name, summary = group[k]
-            if rng.random() < 0.5:
-                question, answer, start_char = f"What does {name} do?", summary, offsets[k][1]
-            else:
-                question, answer, start_char = f"Which function does this: {summary[0].lower() + summary[1:]}?", name, offsets[k][0]
-            assert context[start_char:start_char + len(answer)] == answer
-            row = {"context": context, "question": question,
-                   "answers": {"text": [answer], "answer_start": [start_char]}, "module": module}
-            (test if m < n_test else train).append(row)
+            for k, (name, summary) in enumerate(group):  # both questions about every entry
+                for question, answer, start_char in (
+                        (f"What does {name} do?", summary, offsets[k][1]),
+                        (f"Which function does this: {summary[0].lower() + summary[1:]}?", name, offsets[k][0])):
+                    assert context[start_char:start_char + len(answer)] == answer
+                    row = {"context": context, "question": question,
+                           "answers": {"text": [answer], "answer_start": [start_char]}, "module": module}
+                    (test if m < n_test else train).append(row)
     rng.shuffle(train)
     rng.shuffle(test)
     return train, test

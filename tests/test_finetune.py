@@ -17,6 +17,7 @@ from bertlib.finetune import (
     encode_qa,
     encode_tagging,
     evaluate_qa,
+    finetune,
     label_names,
     load_model,
     load_task,
@@ -122,10 +123,7 @@ def test_tagging_labels_sit_on_first_pieces(tokenizer):
 
 # ----------------------------------------------------------------------------- a training step per head
 def _tiny_head(kind, num_labels, tokenizer):
-    from bertlib.pretrain import PretrainConfig
-
-    model, tok = load_model(kind, "scratch", num_labels, seed=0, max_length=128)
-    return model, tok
+    return load_model(kind, "scratch", num_labels, seed=0, max_length=64)
 
 
 def _steps_lower_loss(model, batch, steps=5, lr=3e-3):
@@ -184,3 +182,12 @@ def test_command_line_prints_json_last():
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["train_examples"] == 64 and 0 <= result["scores"]["accuracy"] <= 1
     assert result["baselines"]["majority"]["accuracy"] < result["baselines"]["bag_of_words"]["accuracy"]
+
+
+def test_minilm_gets_the_bert_paper_recipe_unless_told_otherwise():
+    # the tiny models' 1e-3 would wreck a real checkpoint: "minilm" defaults to lr 5e-5, batch 16, 3 epochs
+    r = finetune("docstring_topics", "minilm", train_size=16, epochs=1, baselines=False)
+    assert (r["lr"], r["batch_size"], r["steps"]) == (5e-5, 16, 1)
+    tiny = finetune("docstring_topics", "scratch", train_size=16, epochs=1, baselines=False)
+    assert (tiny["lr"], tiny["batch_size"]) == (1e-3, 32)
+    assert finetune("docstring_topics", "minilm", train_size=16, epochs=1, lr=2e-5, baselines=False)["lr"] == 2e-5
