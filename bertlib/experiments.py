@@ -21,6 +21,7 @@ import dataclasses
 import json
 import multiprocessing
 import random
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
@@ -52,15 +53,21 @@ def word_tokenizer(words: list[str]) -> BertTokenizer:
     return BertTokenizer({w: i for i, w in enumerate(words)})
 
 
-def _train_steps(model, make_batch, steps: int, lr: float, nsp: bool, seed: int) -> list[float]:
-    """The pretraining update (AdamW, warm-up + linear decay) on batches from ``make_batch(step)``."""
+def _train_steps(model, make_batch, steps: int, lr: float, nsp: bool, seed: int, progress: str = "") -> list[float]:
+    """The pretraining update (AdamW, warm-up + linear decay) on batches from ``make_batch(step)``;
+    ``progress``: the label of a progress bar on stderr (none if empty)."""
     torch.manual_seed(seed)
     optimizer = make_optimizer(model, lr, 0.01)
     warmup = max(1, steps // 10)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_lambda(s, steps, warmup))
     model.train()
     losses = []
-    for step in range(steps):
+    steps_iter = range(steps)
+    if progress:
+        from tqdm.auto import tqdm
+
+        steps_iter = tqdm(steps_iter, desc=progress, unit="step", file=sys.stderr)
+    for step in steps_iter:
         loss, *_ = pretraining_loss(model, make_batch(step), nsp=nsp)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -90,7 +97,7 @@ def _cloze_accuracy(model, tok, sentences, position: int, correct) -> float:
     return sum(correct(p, s) for p, s in zip(pred, sentences)) / len(sentences)
 
 
-def bidirectional(steps: int = 500, batch_size: int = 64, seeds=(0, 1), lr: float = 3e-3) -> dict:
+def bidirectional(steps: int = 500, batch_size: int = 64, seeds=(0, 1), lr: float = 3e-3, progress: bool = False) -> dict:
     """The same model and data, trained with MLM under a bidirectional and under a causal (GPT) mask.
 
     In "the <animal> <verb> in the <place> <adverb> ." only the verb (to the right) tells the animal, and
@@ -114,7 +121,8 @@ def bidirectional(steps: int = 500, batch_size: int = 64, seeds=(0, 1), lr: floa
                 inputs, labels = mask_tokens(batch["input_ids"], tokenizer=tok, mlm_probability=0.15, generator=gen)
                 return {**batch, "input_ids": inputs, "labels": labels}
 
-            losses = _train_steps(model, make_batch, steps, lr, nsp=False, seed=seed)
+            losses = _train_steps(model, make_batch, steps, lr, nsp=False, seed=seed,
+                                  progress=progress and f"{'causal' if causal else 'bidirectional'}, seed {seed}")
             rows.append({
                 "attention": "causal" if causal else "bidirectional", "seed": seed,
                 "animal (cue on the right)": _cloze_accuracy(model, tok, test, 2, lambda p, s: p == s[1]),
@@ -158,24 +166,26 @@ def no_mask_scores(model, batch: dict, tok: BertTokenizer, seed: int = 7, share:
             "masked": evaluate(model, batch)["mlm_accuracy"]}
 
 
-def mask_mismatch(steps: int = 450, batch_size: int = 64, seed: int = 0) -> dict:
-    """Pretrain twice on the real corpus (the book's recipe, short sequences only), same budget: 80% [MASK] / 10% random / 10% unchanged, and 100%
-    [MASK]; then score both on input without [MASK] (``no_mask_scores``)."""
+def mask_mismatch(steps: int = 450, batch_size: int = 64, seed: int = 0, progress: bool = False) -> dict:
+    """Pretrain twice on the real corpus (the book's recipe, short sequences only), same budget: 80% [MASK] /
+    10% random / 10% unchanged, and 100% [MASK]; then score both on input without [MASK] (``no_mask_scores``).
+    ``baseline``: the usual MLM accuracy of always answering the most frequent training piece."""
     t0 = time.perf_counter()
     data = load_pretraining_data()
     rows = []
     for name, m, r in (("80/10/10", 0.8, 0.1), ("100% [MASK]", 1.0, 0.0)):
         cfg = dataclasses.replace(PretrainConfig(), steps=steps, batch_size=batch_size, seed=seed, mask_replace_prob=m,
                                   random_replace_prob=r, long_seq_len=None, eval_every=0)
-        res = pretrain(cfg, progress=False, data=data)
+        res = pretrain(cfg, progress=progress, data=data)
         scores = no_mask_scores(res.model, heldout_batch(data, cfg), data.tokenizer)
         rows.append({"masking": name, **scores, "seconds": res.metrics["seconds"]})
-    return {"experiment": "mask_mismatch", "rows": rows, "steps": steps, "seconds": time.perf_counter() - t0}
+    return {"experiment": "mask_mismatch", "rows": rows, "steps": steps,
+            "baseline": res.metrics["mlm_unigram_baseline"], "seconds": time.perf_counter() - t0}
 
 
 # ----------------------------------------------------------------------------- 3. masking rate
 def mask_rate(rates=(0.05, 0.15, 0.40), steps: int = 400, batch_size: int = 64, seed: int = 0,
-              width: int = 64) -> dict:
+              width: int = 64, progress: bool = False) -> dict:
     """Pretrain on the real corpus (the book's recipe, short sequences only; at ``width`` 64, half the book
     model's, so that a minute buys enough steps) with each masking rate, same steps; score all on the same
     held-out data masked at 15% with 80/10/10."""
@@ -186,7 +196,7 @@ def mask_rate(rates=(0.05, 0.15, 0.40), steps: int = 400, batch_size: int = 64, 
         cfg = dataclasses.replace(PretrainConfig(), steps=steps, batch_size=batch_size, seed=seed, mask_prob=rate,
                                   long_seq_len=None, eval_every=0, hidden_size=width, num_attention_heads=2,
                                   intermediate_size=4 * width)
-        res = pretrain(cfg, progress=False, data=data)
+        res = pretrain(cfg, progress=progress, data=data)
         m = res.metrics
         rows.append({"mask_prob": rate, "mlm_accuracy": m["mlm_accuracy"], "heldout_mlm_loss": m["heldout_mlm_loss"],
                      "nsp_accuracy": m["nsp_accuracy"], "predictions_per_step": rate * batch_size * cfg.seq_len,
@@ -224,7 +234,8 @@ def _pair_batch(pairs, tok, seq_len):
     return encode_examples(examples, tok, seq_len)
 
 
-def nsp(steps: int = 400, batch_size: int = 64, train_pairs: int = 64, seeds=(0, 1), num_topics: int = 8) -> dict:
+def nsp(steps: int = 400, batch_size: int = 64, train_pairs: int = 64, seeds=(0, 1), num_topics: int = 8,
+        progress: bool = False) -> dict:
     """Pretrain with MLM + NSP and with MLM only on synthetic topical documents, same budget; then fine-tune
     each on a sentence-pair task with few labels: do sentences A and B share a topic?"""
     t0 = time.perf_counter()
@@ -267,7 +278,8 @@ def nsp(steps: int = 400, batch_size: int = 64, train_pairs: int = 64, seeds=(0,
                 inputs, labels = mask_tokens(batch["input_ids"], tokenizer=tok, generator=gen)
                 return {**batch, "input_ids": inputs, "labels": labels}
 
-            _train_steps(model, make_batch, steps, 3e-3, nsp=use_nsp, seed=seed)
+            _train_steps(model, make_batch, steps, 3e-3, nsp=use_nsp, seed=seed,
+                         progress=progress and f"{'MLM + NSP' if use_nsp else 'MLM only'}, seed {seed}")
             # fine-tune: the pretrained encoder and pooler, a new 2-way classifier
             clf = BertForSequenceClassification(model.config.replace(num_labels=2))
             clf.bert.load_state_dict(model.bert.state_dict())
@@ -286,7 +298,7 @@ def nsp(steps: int = 400, batch_size: int = 64, train_pairs: int = 64, seeds=(0,
 
 # ----------------------------------------------------------------------------- 5. few labels
 def few_labels(model: str, sizes=(25, 50, 100, 200, 400), seeds=(0, 1), task: str = "docstring_topics",
-               epochs: int = 10) -> dict:
+               epochs: int = 10, progress: bool = False) -> dict:
     """Fine-tune the same architecture from a pretrained checkpoint and from scratch on ``sizes`` labelled
     examples (seeded samples), same recipe; held-out accuracy for each."""
     from .finetune import finetune
@@ -297,7 +309,7 @@ def few_labels(model: str, sizes=(25, 50, 100, 200, 400), seeds=(0, 1), task: st
         for seed in seeds:
             for name, source in (("pretrained", model), ("from scratch", "scratch")):
                 r = finetune(task, source, train_size=n, seed=seed, epochs=epochs, baselines=False,
-                             tokenizer_dir=model if source == "scratch" else None)
+                             tokenizer_dir=model if source == "scratch" else None, progress=progress)
                 rows.append({"init": name, "train_examples": n, "seed": seed, **r["scores"], "seconds": r["seconds"]})
     return {"experiment": "few_labels", "task": task, "rows": rows, "seconds": time.perf_counter() - t0}
 
@@ -331,10 +343,12 @@ def main(argv=None) -> dict:
     p.add_argument("--full", action="store_true", help="the larger version (minutes to tens of minutes)")
     p.add_argument("--model", help="few_labels: the pretrained checkpoint directory (python -m bertlib.pretrain --out)")
     p.add_argument("--threads", type=int)
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
     a = p.parse_args(argv)
     if a.threads:
         torch.set_num_threads(a.threads)
     kwargs = dict(FULL[a.name]) if a.full else {}
+    kwargs["progress"] = not a.no_progress
     if a.name == "few_labels":
         if not a.model:
             p.error("few_labels needs --model DIR, a checkpoint written by python -m bertlib.pretrain --out DIR")

@@ -27,6 +27,7 @@ import math
 import random
 import re
 import string
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -314,8 +315,10 @@ def load_model(kind: str, model: str, num_labels: int, tokenizer_dir: str | None
 
 # ----------------------------------------------------------------------------- training
 def train_loop(model, tensors: dict, *, epochs: int, lr: float, batch_size: int, seed: int,
-               warmup_fraction: float = 0.1, weight_decay: float = 0.01, on_step=None) -> list[float]:
-    """AdamW with linear warm-up and decay, shuffled mini-batches from a seeded generator; returns the losses."""
+               warmup_fraction: float = 0.1, weight_decay: float = 0.01, on_step=None,
+               progress: bool = False) -> list[float]:
+    """AdamW with linear warm-up and decay, shuffled mini-batches from a seeded generator; returns the losses.
+    ``progress``: a progress bar with the running loss on stderr."""
     from .pretrain import lr_lambda, make_optimizer
 
     n = len(next(iter(tensors.values())))
@@ -328,6 +331,14 @@ def train_loop(model, tensors: dict, *, epochs: int, lr: float, batch_size: int,
     torch.manual_seed(seed)  # dropout
     model.train()
     losses = []
+    bar = None
+    if progress:
+        try:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=total, desc="fine-tuning", unit="step", file=sys.stderr)
+        except ImportError:  # tqdm comes with the book's dependencies, not the library's
+            pass
     for _ in range(epochs):
         order = torch.randperm(n, generator=g)
         for start in range(0, n, batch_size):
@@ -342,6 +353,11 @@ def train_loop(model, tensors: dict, *, epochs: int, lr: float, batch_size: int,
             losses.append(float(loss.detach()))
             if on_step is not None:
                 on_step(len(losses), float(loss))
+            if bar is not None:
+                bar.update()
+                bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
+    if bar is not None:
+        bar.close()
     model.eval()
     return losses
 
@@ -395,7 +411,8 @@ KIND = {"docstring_topics": "classification", "code_spans": "tagging", "function
 
 def finetune(task: str, model: str = "scratch", *, epochs: int | None = None, lr: float | None = None,
              batch_size: int | None = None, max_length: int | None = None, train_size: int | None = None,
-             seed: int = 0, tokenizer_dir: str | None = None, data_dir=None, baselines: bool = True) -> dict:
+             seed: int = 0, tokenizer_dir: str | None = None, data_dir=None, baselines: bool = True,
+             progress: bool = False) -> dict:
     """Fine-tune one head on one shipped dataset and score it on the held-out split; returns the metrics."""
     t0 = time.perf_counter()
     d = {**DEFAULTS[task], **(MINILM_DEFAULTS if model == "minilm" else {})}
@@ -413,18 +430,19 @@ def finetune(task: str, model: str = "scratch", *, epochs: int | None = None, lr
 
     if kind == "classification":
         train_t = encode_classification(train, tok, labels, max_length)
-        losses = train_loop(net, train_t, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
+        losses = train_loop(net, train_t, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, progress=progress)
         scores = evaluate_classification(net, encode_classification(test, tok, labels, max_length), len(labels))
         base = classification_baselines(train, test) if baselines else None
     elif kind == "tagging":
         train_t, _ = encode_tagging(train, tok, max_length)
-        losses = train_loop(net, train_t, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
+        losses = train_loop(net, train_t, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, progress=progress)
         test_t, starts = encode_tagging(test, tok, max_length)
         scores = evaluate_tagging(net, test_t, starts, test)
         base = tagging_baselines(train, test) if baselines else None
     else:
         feats = encode_qa(train, tok, max_length, drop_unanswerable=True)
-        losses = train_loop(net, feats.tensors, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
+        losses = train_loop(net, feats.tensors, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed,
+                            progress=progress)
         scores, _ = evaluate_qa(net, encode_qa(test, tok, max_length, drop_unanswerable=False), test)
         base = qa_baselines(train, test) if baselines else None
     return {"task": task, "model": model if model in ("scratch", "minilm") else str(model), "scores": scores,
@@ -445,11 +463,12 @@ def main(argv=None) -> dict:
     p.add_argument("--train-size", type=int, help="use only this many training examples (a seeded sample)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
     if a.threads:
         torch.set_num_threads(a.threads)
     result = finetune(a.task, a.model, epochs=a.epochs, lr=a.lr, batch_size=a.batch_size, max_length=a.max_length,
-                      train_size=a.train_size, seed=a.seed)
+                      train_size=a.train_size, seed=a.seed, progress=not a.no_progress)
     print(json.dumps(result), flush=True)
     return result
 

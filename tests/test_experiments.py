@@ -36,6 +36,7 @@ def test_mask_mismatch_scores_both_maskings_on_input_without_mask():
     assert [row["masking"] for row in r["rows"]] == ["80/10/10", "100% [MASK]"]
     for row in r["rows"]:
         assert all(0.0 <= row[k] <= 1.0 for k in ("copy", "repair", "masked")), row
+    assert 0.0 < r["baseline"] < 1.0
 
 
 def test_mask_rate_trains_each_rate_and_evaluates_at_15_percent():
