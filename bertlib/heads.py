@@ -95,7 +95,9 @@ class BertLMPredictionHead(nn.Module):
         self.bias = nn.Parameter(torch.zeros(config.vocab_size))
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return self.decoder(self.transform(hidden_states)) + self.bias  # (..., V)
+        # One fused matmul-plus-bias (as transformers' tied decoder.bias does), not a matmul and then a
+        # separate V-wide addition: at this width the projection is most of a small BERT's step.
+        return F.linear(self.transform(hidden_states), self.decoder.weight, self.bias)  # (..., V)
 
 
 class BertOnlyMLMHead(nn.Module):
