@@ -339,10 +339,10 @@ FULL = {  # the larger versions, for readers with more time
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(prog="python -m bertlib.experiments", description=__doc__.split("\n\n")[0])
-    p.add_argument("name", choices=sorted(EXPERIMENTS))
+    p.add_argument("name", choices=sorted(EXPERIMENTS), help="which experiment (chapter 10 shows each)")
     p.add_argument("--full", action="store_true", help="the larger version (minutes to tens of minutes)")
     p.add_argument("--model", help="few_labels: the pretrained checkpoint directory (python -m bertlib.pretrain --out)")
-    p.add_argument("--threads", type=int)
+    p.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     a = p.parse_args(argv)
     if a.threads:

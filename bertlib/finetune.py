@@ -453,16 +453,26 @@ def finetune(task: str, model: str = "scratch", *, epochs: int | None = None, lr
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(prog="python -m bertlib.finetune", description=__doc__.split("\n\n")[0])
-    p.add_argument("--task", choices=TASKS, required=True)
-    p.add_argument("--model", default="scratch", help='a checkpoint directory, "minilm" or "scratch"')
-    p.add_argument("--epochs", type=int)
-    p.add_argument("--lr", type=float)
-    p.add_argument("--batch-size", type=int)
-    p.add_argument("--max-length", type=int)
+    per_task = "; ".join(
+        f"{t}: {d['epochs']} epochs, lr {d['lr']:g}, batch {d['batch_size']}, {d['max_length']} pieces"
+        for t, d in DEFAULTS.items())
+    m = MINILM_DEFAULTS
+    minilm = f"minilm: {m['epochs']} epochs, lr {m['lr']:g}, batch {m['batch_size']}"
+    p = argparse.ArgumentParser(prog="python -m bertlib.finetune", description=__doc__.split("\n\n")[0],
+                                epilog=f"Defaults per task: {per_task}; {minilm} (the BERT paper's recipe). "
+                                       "The last line printed is a JSON object with the scores and the baselines.")
+    p.add_argument("--task", choices=TASKS, required=True, help="the dataset in data/ (and so the head)")
+    p.add_argument("--model", default="scratch",
+                   help='a checkpoint directory (python -m bertlib.pretrain --out), "minilm" (all-MiniLM-L6-v2) '
+                        'or "scratch" (random weights); default scratch')
+    p.add_argument("--epochs", type=int, help="passes over the training set (default: per task, below)")
+    p.add_argument("--lr", type=float, help="peak learning rate of AdamW (default: per task, below)")
+    p.add_argument("--batch-size", type=int, help="examples per step (default: per task, below)")
+    p.add_argument("--max-length", type=int, help="pieces per example, [CLS] and [SEP] included (default: per task)")
     p.add_argument("--train-size", type=int, help="use only this many training examples (a seeded sample)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seeds the new head, the sample, the batch order and dropout; default 0")
+    p.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
     if a.threads:
