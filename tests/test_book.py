@@ -168,6 +168,7 @@ def screenshot_dir(tmp_path_factory) -> Path:
 
 # Errors that only say an external script was blocked, or that follow from it (code that expects the
 # blocked script's globals). Anything else is a real error.
+_UNRENDERED_ROLE = re.compile(r"\{[a-z]+(:[a-z]+)?\}`")  # e.g. {glue:text}`name` left as text
 _BLOCKED = re.compile(r"net::ERR_|Failed to load resource|require is not defined|define is not defined|"
                       r"MathJax is not defined")
 
@@ -206,6 +207,10 @@ def test_page_renders(page, base_url, browser, screenshot_dir):
 
         article = tab.locator("main").inner_text()
         assert "Traceback (most recent call last)" not in article, "the page shows a Python traceback"
+        prose = tab.evaluate("Array.from(document.querySelectorAll('main p, main li, main td, main dd'))"
+                             ".filter(e => !e.closest('pre, .cell_input')).map(e => e.innerText)")
+        unrendered = [t for t in prose if _UNRENDERED_ROLE.search(t)]
+        assert not unrendered, f"MyST roles shown as text (a typo in the source?): {unrendered}"
         n_bad = tab.locator(".output.stderr, .output.traceback, .output.error, .cell_output .traceback").count()
         assert n_bad == 0, f"the page shows {n_bad} stderr/error output(s)"
 
