@@ -39,6 +39,12 @@ def test_mask_mismatch_scores_both_maskings_on_input_without_mask():
     assert 0.0 < r["baseline"] < 1.0
 
 
+def test_mask_rate_defaults_are_the_rates_the_chapters_name():
+    import inspect
+    # chapters 7 and 10 say the experiment compares 5%, 15% and 40%
+    assert inspect.signature(E.mask_rate).parameters["rates"].default == (0.05, 0.15, 0.40)
+
+
 def test_mask_rate_trains_each_rate_and_evaluates_at_15_percent():
     r = E.mask_rate(rates=(0.05, 0.4), steps=3, batch_size=16)
     assert [row["mask_prob"] for row in r["rows"]] == [0.05, 0.4]
