@@ -1,0 +1,70 @@
+"""A jupyter_client kernel manager that starts every kernel inside course.grading.sandbox.
+
+The kernel binds its ipc sockets in the sandbox's private /tmp; once bubblewrap reports the sandbox's
+first process, this manager points its own side at ``/proc/<pid>/root/tmp/kernel-<n>``. Interrupts go
+as messages on the control channel (a signal to bubblewrap would not reach the kernel, which runs in
+its own session). The kernel's own stdout and stderr (not the cells' output, which travels over zmq)
+go nowhere, so a kernel cannot flood the instructor's terminal.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from jupyter_client import AsyncKernelManager
+
+from course.grading.sandbox import IPC_PREFIX, Sandbox, read_child_pid
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    # Set by the grader before the kernel starts: workdir -> Sandbox
+    make_sandbox = None
+
+    async def _async_pre_start_kernel(self, **kw):
+        self.transport = "ipc"
+        self.ip = IPC_PREFIX
+        self._host_dir = tempfile.mkdtemp(prefix="bert-grader-")
+        os.chmod(self._host_dir, 0o755)
+        self.connection_file = os.path.join(self._host_dir, "kernel.json")
+        cmd, kw = await super()._async_pre_start_kernel(**kw)
+        os.chmod(self.connection_file, 0o644)  # the kernel runs as another user; the key is per kernel
+        self.kernel_spec.interrupt_mode = "message"
+        workdir = Path(kw.get("cwd") or os.getcwd())
+        box = (self.make_sandbox or (lambda w: Sandbox(workdir=w)))(workdir)
+        box.ro_files.append(self.connection_file)
+        self._info_r, info_w = os.pipe()
+        cmd = box.wrap(cmd, info_fd=info_w)
+        kw.update(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                  pass_fds=(info_w,), env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        self._info_w = info_w
+        return cmd, kw
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        try:
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+        finally:
+            os.close(self._info_w)
+        try:
+            pid = read_child_pid(self._info_r)
+        finally:
+            os.close(self._info_r)
+        self.sandbox_pid = pid
+        self.ip = f"/proc/{pid}/root{IPC_PREFIX}"  # the same sockets, seen from outside
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        try:
+            await super()._async_cleanup_resources(restart=restart)
+        finally:
+            shutil.rmtree(getattr(self, "_host_dir", ""), ignore_errors=True)
+
+    def cleanup_ipc_files(self) -> None:
+        pass  # they live in the sandbox's /tmp, gone with it
+
+    def cleanup_connection_file(self) -> None:
+        try:
+            os.remove(self.connection_file)
+        except OSError:
+            pass

@@ -1,0 +1,78 @@
+"""The kernel's half of trusted grading: run one call the grader asks for, send back data.
+
+The grader (course.grading.remote) executes ``serve("<base64 request>")`` in the student's kernel. The
+request names a function of the notebook (or an object kept from an earlier call) and carries its
+arguments as data (course.grading.wire). The result goes back as a display output of type ``MIME``;
+a result that cannot travel as data (a model, say) stays here and the grader gets a handle to it.
+
+This module runs in the student's process, so the student can replace it; that changes nothing, because
+the grader only ever reads data from here and decides everything on its own side.
+"""
+from __future__ import annotations
+
+import sys
+import traceback
+
+from course.grading import wire
+
+MIME = "application/x-bert-grader"
+_objects: dict[int, object] = {}
+
+
+def _resolve(value):
+    if isinstance(value, wire.Handle):
+        if value.id not in _objects:
+            raise LookupError(f"object {value.id} is gone")
+        return _objects[value.id]
+    if isinstance(value, list):
+        return [_resolve(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_resolve(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _resolve(v) for k, v in value.items()}
+    return value
+
+
+def _send(value) -> bytes:
+    try:
+        return wire.encode({"ok": value})
+    except wire.Unsendable:
+        _objects[len(_objects) + 1] = value
+        return wire.encode({"ok": wire.Handle(len(_objects), type(value).__name__)})
+
+
+def _student_traceback(exc: BaseException) -> list[str]:
+    """The frames of the student's own code (cells), without this module's."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "course/grading" not in f.filename]
+    return [f"line {f.lineno} in {f.name}: {f.line}" for f in frames][-5:]
+
+
+def _run(request: dict):
+    namespace = sys.modules["__main__"].__dict__
+    target = request["target"]
+    if isinstance(target, wire.Handle):
+        obj = _resolve(target)
+    elif target in namespace:
+        obj = namespace[target]
+    else:
+        raise NameError(f"{target} is not defined: run the cell that defines it (and keep its name)")
+    for name in request.get("path", []):
+        obj = getattr(obj, name)
+    if request["op"] == "get":
+        return obj, None
+    args, kwargs = _resolve(request.get("args", [])), _resolve(request.get("kwargs", {}))
+    result = obj(*args, **kwargs)
+    return result, (list(args) if request.get("return_args") else None)
+
+
+def serve(text: str) -> None:
+    from IPython.display import publish_display_data
+
+    try:
+        request = wire.decode(wire.from_text(text), build=wire.materialize)
+        result, args_after = _run(request)
+        blob = _send(result) if args_after is None else _send({"result": result, "args_after": args_after})
+    except Exception as exc:  # the student's error, reported to the grader as data
+        blob = wire.encode({"error": type(exc).__name__, "message": str(exc)[:2000],
+                            "traceback": _student_traceback(exc)})
+    publish_display_data({MIME: wire.to_text(blob)})

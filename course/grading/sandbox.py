@@ -1,0 +1,189 @@
+"""Run a student's kernel in a bubblewrap sandbox: no network, a read-only view of what it needs, limits.
+
+What the kernel sees: the system's /usr, the Python installation and the virtualenv, bertlib and course
+(with the functions the assignment asks for switched off, see course.grading.switch_off), the folder of
+the notebook it grades (read-only) and a small private /tmp. Not the instructor's home, solutions/, the
+gradebook, other students' folders, the environment, or the network: it runs in its own network, PID,
+IPC and mount namespaces, as an unprivileged user, with resource limits (``Limits``).
+
+The kernel talks to jupyter_client over the ``ipc`` transport: its sockets are files in the sandbox's
+private /tmp, which the grader reaches through ``/proc/<pid>/root``. So nothing the kernel can write is
+on the instructor's disk.
+
+    check_available()                 # raises SandboxUnavailable, naming what is missing
+    cmd = Sandbox(workdir=nb_dir).wrap([python, "-m", "ipykernel_launcher", "-f", conn])
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+NOBODY = 65534
+IPC_PREFIX = "/tmp/kernel"  # the kernel's sockets, inside the sandbox
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox cannot run here; the message says why and what to install or pass."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one kernel. A kernel that passes one is stopped; the cells left score zero."""
+
+    memory_bytes: int = 2 * 2**30  # address space: a 3 GiB allocation fails (torch + bertlib use about 0.7)
+    cpu_seconds: int = 300  # CPU time of the whole kernel
+    processes: int = 256  # threads count too (torch and zmq start several per kernel)
+    open_files: int = 256
+    file_bytes: int = 16 * 2**20  # the largest file the kernel may write (in its own /tmp)
+    tmp_bytes: int = 64 * 2**20  # the size of its /tmp
+    wall_seconds: int = 600  # a whole notebook, enforced by the grader
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def _ancestors(path: Path) -> list[Path]:
+    return [p for p in reversed(path.parents) if str(p) != "/"]
+
+
+def _python_paths() -> list[Path]:
+    """What a kernel of this interpreter needs to read: the installation, the virtualenv, site-packages."""
+    paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), Path(sys.executable).resolve().parent}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        paths.add(Path(sysconfig.get_paths()[key]).resolve())
+    for p in site.getsitepackages():
+        paths.add(Path(p).resolve())
+    # keep the outermost of nested paths
+    keep = []
+    for p in sorted(paths, key=lambda p: len(p.parts)):
+        if p.exists() and not any(p == k or k in p.parents for k in keep):
+            keep.append(p)
+    return keep
+
+
+@dataclass
+class Sandbox:
+    """The bubblewrap command line for one kernel."""
+
+    workdir: Path  # the graded notebook's folder: the kernel's read-only working directory
+    limits: Limits = field(default_factory=Limits)
+    overlays: dict = field(default_factory=dict)  # {path in the sandbox: host path to show there instead}
+    hidden: list = field(default_factory=list)  # paths shown as empty folders (e.g. transformers)
+    ro_files: list = field(default_factory=list)  # single host files visible read-only (the connection file)
+    threads: int = 1
+
+    def env(self) -> dict[str, str]:
+        venv_bin = str(Path(sys.executable).parent)
+        return {"PATH": f"{venv_bin}:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+                "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib", "HF_HUB_OFFLINE": "1",
+                "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONDONTWRITEBYTECODE": "1",
+                "OMP_NUM_THREADS": str(self.threads), "MKL_NUM_THREADS": str(self.threads),
+                "JPY_PARENT_PID": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+
+    def wrap(self, cmd: list[str], info_fd: int | None = None) -> list[str]:
+        bwrap = bwrap_path()
+        if not bwrap:
+            raise SandboxUnavailable(_missing_message())
+        root = os.geteuid() == 0
+        args = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+                "--unshare-uts", "--unshare-cgroup-try", "--hostname", "grader"]
+        if root:
+            # Privileged bubblewrap: build the namespaces as root, then become `nobody` inside, so that
+            # per-user limits (processes) apply and no file of the instructor's is writable even by mistake.
+            args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        else:
+            args += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
+        if info_fd is not None:
+            args += ["--info-fd", str(info_fd)]
+        args += ["--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev",
+                 "--size", str(self.limits.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
+        for name in ("bin", "lib", "lib64", "sbin"):
+            link = Path("/") / name
+            if link.is_symlink():
+                args += ["--symlink", os.readlink(link), str(link)]
+            elif link.is_dir():
+                args += ["--ro-bind", str(link), str(link)]
+        for f in ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf"):
+            if os.path.exists(f):
+                args += ["--ro-bind", f, f]
+        made = {"/", "/tmp", "/usr", "/proc", "/dev", "/etc"}
+        binds = [(p, p) for p in _python_paths()]
+        binds += [(REPO / "bertlib", REPO / "bertlib"), (REPO / "course", REPO / "course")]
+        binds += [(Path(host), Path(inside)) for inside, host in self.overlays.items()]
+        binds += [(Path(self.workdir).resolve(), Path(self.workdir).resolve())]
+        binds += [(Path(f), Path(f)) for f in self.ro_files]
+        for host, inside in binds:
+            for parent in _ancestors(inside):
+                if str(parent) not in made and not str(parent).startswith("/usr"):
+                    args += ["--perms", "0755", "--dir", str(parent)]
+                    made.add(str(parent))
+            args += ["--ro-bind", str(host), str(inside)]
+            made.add(str(inside))
+        for path in self.hidden:
+            args += ["--tmpfs", str(path)]
+        args += ["--chdir", str(Path(self.workdir).resolve()), "--clearenv"]
+        for k, v in self.env().items():
+            args += ["--setenv", k, v]
+        args += ["--"]
+        if root:
+            args += [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
+                     "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
+        lim = self.limits
+        args += [shutil.which("prlimit") or "/usr/bin/prlimit", f"--as={lim.memory_bytes}",
+                 f"--cpu={lim.cpu_seconds}", f"--nproc={lim.processes}", f"--nofile={lim.open_files}",
+                 f"--fsize={lim.file_bytes}", "--core=0", "--"]
+        return args + list(cmd)
+
+
+def _missing_message() -> str:
+    return ("the grading sandbox needs bubblewrap (`bwrap`), which is not installed. On Debian or Ubuntu: "
+            "`sudo apt-get install bubblewrap` (it also needs user namespaces, on by default). Student code "
+            "is never run unsandboxed by default; to grade without the sandbox anyway (only for code you "
+            "trust) pass --TrustedExecute.sandbox=none")
+
+
+def check_available() -> None:
+    """Start a trivial sandboxed process; raise SandboxUnavailable with the reason if that fails."""
+    if sys.platform != "linux":
+        raise SandboxUnavailable(f"the grading sandbox runs on Linux only (this is {sys.platform}); "
+                                 "grade on a Linux machine, or pass --TrustedExecute.sandbox=none for trusted code")
+    for tool in ("prlimit",) + (("setpriv",) if os.geteuid() == 0 else ()):
+        if not shutil.which(tool):
+            raise SandboxUnavailable(f"the grading sandbox needs `{tool}` (Debian package util-linux)")
+    cmd = Sandbox(workdir=Path("/tmp") if Path("/tmp").is_dir() else REPO).wrap([sys.executable, "-c", "pass"])
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise SandboxUnavailable("a trial sandboxed process did not finish within 60 s") from None
+    if proc.returncode != 0:
+        raise SandboxUnavailable(
+            f"bubblewrap is installed but could not start a sandbox here: {proc.stderr.strip()[-500:]} "
+            "(it needs unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1, or "
+            "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04)")
+
+
+def read_child_pid(fd: int, timeout: float = 30) -> int:
+    """bubblewrap writes {"child-pid": N} to its --info-fd once the sandbox exists."""
+    data = b""
+    while b"}" not in data:
+        ready, _, _ = select.select([fd], [], [], timeout)
+        if not ready:
+            raise SandboxUnavailable("bubblewrap did not report its sandbox within 30 s")
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+    try:
+        return int(json.loads(data.decode())["child-pid"])
+    except (ValueError, KeyError) as e:
+        raise SandboxUnavailable(f"bubblewrap's report was unreadable: {data[:200]!r}") from e
