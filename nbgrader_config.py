@@ -13,8 +13,11 @@ c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "bert-course"
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "exercises"
-# mistakes.py holds the named wrong answers the tests submit; it stays with the instructor.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*", "mistakes.py"]
+# Instructor-only files beside each source notebook: never released, never copied next to a submission.
+# hidden_tests.py holds the hidden tests (run by the grader, outside the student's kernel), mistakes.py
+# the named wrong answers the tests submit, PROPERTIES.md the list of what each task states and checks.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*", "mistakes.py",
+                            "hidden_tests.py", "PROPERTIES.md"]
 
 # The slowest graded cell takes about 3 s on a 2-core machine running three other jobs
 # (benchmarks/bench_autograde.py); 20 s leaves room for a slower one, and an infinite loop costs 20 s.
@@ -22,6 +25,25 @@ c.Execute.timeout = 20
 c.Execute.interrupt_on_timeout = True
 # The kernel is thrown away after grading: killing it saves the 2-3 s a polite shutdown waits per notebook.
 c.Execute.shutdown_kernel = "immediate"
+
+# Trusted grading (course/grading): every student kernel runs in a bubblewrap sandbox, and graded cells
+# are scored by the hidden tests in solutions/<a>/hidden_tests.py, run here in the grader's process
+# against the student's functions, never in the student's kernel. If the sandbox cannot run, autograde
+# stops and says why; `--TrustedExecute.sandbox=none` grades without it (trusted code only).
+from nbgrader.preprocessors import (  # noqa: E402
+    AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades)
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import GetGrades  # noqa: E402
+
+from course.grading.preprocessors import SafeFeedback, TrustedExecute  # noqa: E402
+
+c.TrustedExecute.source_root = os.path.join(c.CourseDirectory.root, c.CourseDirectory.source_directory)
+c.TrustedExecute.sandbox = "bwrap"
+c.Autograde.autograde_preprocessors = [TrustedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+                                       SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+# Feedback: inert outputs only, markdown sanitised, so a student cannot put live script into a page.
+c.GenerateFeedback.preprocessors = [SafeFeedback, GetGrades, CSSHTMLHeaderPreprocessor]
+c.HTMLExporter.sanitize_html = True
 
 # nbgrader scores a test cell zero if it wrote anything to stderr. Each notebook's setup cell already sends
 # Python warnings and log records to stdout; this catches what bypasses the warnings module (a C++ or a

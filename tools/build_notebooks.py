@@ -14,7 +14,7 @@ Cell kinds, as nbgrader knows them:
     code(src)                      an ordinary code cell (a demo the student may run and edit)
     setup(src)                     the first cell: read-only; SETUP_PREAMBLE + src
     solution(grade_id, src)        the student writes this; ### BEGIN/END SOLUTION mark the answer
-    tests(grade_id, points, src)   graded, read-only; visible asserts, then ### BEGIN/END HIDDEN TESTS
+    tests(grade_id, points, src)   graded, read-only: the visible tests (hidden ones: hidden_tests.py)
 """
 from __future__ import annotations
 
@@ -29,67 +29,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "tools" / "notebooks"
 SOLUTIONS = ROOT / "solutions"
 
-# The first cell of every notebook. It exists because nbgrader scores a test cell zero as soon as the
-# cell writes anything to stderr, and torch, transformers and matplotlib all warn on stderr: here warnings
-# and log records go to stdout instead, where they inform without costing points.
-# bertlib_unavailable() is what makes "just call bertlib" fail the hidden tests: see its docstring.
-SETUP_PREAMBLE = '''\
+# The first cell of every notebook: course.grading.notebook sends warnings and log records to stdout
+# (nbgrader scores a test cell zero as soon as it writes to stderr) and defines bertlib_unavailable().
+SETUP_PREAMBLE = """\
 # Setup (read-only): run this cell first.
-import contextlib
-import logging
-import os
-import sys
-import warnings
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the network
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ["PYTHONWARNINGS"] = "ignore"  # for subprocesses, whose stderr we cannot redirect
-
-
-def _warning_to_stdout(message, category, filename, lineno, file=None, line=None):
-    # A warning is information, not a failure: print it where the grader does not count it against you.
-    print(f"{category.__name__}: {message}", file=sys.stdout)
-
-
-warnings.showwarning = _warning_to_stdout
-logging.basicConfig(stream=sys.stdout, level=logging.WARNING, force=True)
-
-
-def _raising_code(name, n_free):
-    # A code object that raises, with as many free variables as the one it replaces (Python checks that).
-    free = [f"_v{i}" for i in range(n_free)]
-    src = ("def _outer():\\n" + "".join(f"    {v} = None\\n" for v in free)
-           + "    def _off(*args, **kwargs):\\n" + "".join(f"        {v}\\n" for v in free)
-           + f"        raise RuntimeError({name + ' is switched off in this test: write it yourself'!r})\\n"
-           + "    return _off\\n")
-    namespace = {}
-    exec(src, namespace)
-    return namespace["_outer"]().__code__
-
-
-@contextlib.contextmanager
-def bertlib_unavailable(*targets):
-    """While active, calling any of ``targets`` (bertlib functions or classes) raises RuntimeError.
-
-    The tests use it so that your function earns its points for its own computation, not for calling the
-    bertlib function it is meant to reimplement. A function's code is swapped in place, so it raises under
-    every name it was imported as; a class has each of its methods switched off the same way.
-    """
-    swapped = []
-    try:
-        for target in targets:
-            functions = [target] if hasattr(target, "__code__") else [
-                f for f in vars(target).values() if hasattr(getattr(f, "__func__", f), "__code__")]
-            for f in functions:
-                f = getattr(f, "__func__", f)  # a staticmethod or classmethod: the function inside
-                name = f"{f.__module__}.{f.__qualname__}"
-                swapped.append((f, f.__code__))
-                f.__code__ = _raising_code(name, len(f.__code__.co_freevars))
-        yield
-    finally:
-        for f, code in reversed(swapped):
-            f.__code__ = code
-'''
+from course.grading.notebook import *  # warnings to stdout (nbgrader zeroes a cell that writes to stderr), bertlib_unavailable
+"""
 
 
 def _source(text: str) -> str:
@@ -123,12 +68,18 @@ def solution(grade_id: str, src: str):
                                                                    locked=False))
 
 
+HIDDEN_NOTE = ("# The grader also checks this part on new inputs (hidden tests), outside your kernel: passing the\n"
+               "# visible tests above is necessary, not sufficient.")
+
+
 def tests(grade_id: str, points: float, src: str):
+    """A graded cell: the visible tests. Its hidden tests are the function ``grade_id`` of the
+    assignment's hidden_tests.py, run by the grader in its own process (course.grading)."""
     body = _source(src)
-    visible = body.split("### BEGIN HIDDEN TESTS")[0]
-    assert "assert" in visible, f"{grade_id}: a graded test cell keeps at least one visible assert"
-    return nbformat.v4.new_code_cell(body, metadata=_nbgrader(grade_id, grade=True, solution=False, locked=True,
-                                                            points=points))
+    assert "### BEGIN HIDDEN TESTS" not in body, f"{grade_id}: hidden tests belong in hidden_tests.py"
+    assert "assert" in body, f"{grade_id}: a graded test cell keeps at least one visible assert"
+    return nbformat.v4.new_code_cell(body + "\n\n" + HIDDEN_NOTE, metadata=_nbgrader(
+        grade_id, grade=True, solution=False, locked=True, points=points))
 
 
 def build_notebook(cells) -> nbformat.NotebookNode:

@@ -41,6 +41,14 @@ def _send(value) -> bytes:
         return wire.encode({"ok": wire.Handle(len(_objects), type(value).__name__)})
 
 
+def _data_or_none(value):
+    try:
+        wire.encode(value)
+        return value
+    except wire.Unsendable:
+        return None
+
+
 def _student_traceback(exc: BaseException) -> list[str]:
     """The frames of the student's own code (cells), without this module's."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if "course/grading" not in f.filename]
@@ -62,7 +70,7 @@ def _run(request: dict):
         return obj, None
     args, kwargs = _resolve(request.get("args", [])), _resolve(request.get("kwargs", {}))
     result = obj(*args, **kwargs)
-    return result, (list(args) if request.get("return_args") else None)
+    return result, ([_data_or_none(a) for a in args] if request.get("return_args") else None)
 
 
 def serve(text: str) -> None:

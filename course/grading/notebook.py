@@ -1,0 +1,69 @@
+"""What a graded notebook's read-only setup cell imports: ``from course.grading.notebook import *``.
+
+- warnings and log records go to stdout: nbgrader scores a test cell zero as soon as it writes to
+  stderr, and torch, transformers and matplotlib all warn there;
+- ``bertlib_unavailable(...)``: the visible tests use it so that, while you work, calling bertlib's
+  version of the function you are writing fails at once with a message saying so. (When your notebook
+  is graded, the grader does more: its kernel only has a copy of bertlib in which those functions are
+  stubs, and the hidden tests run outside your kernel.)
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import warnings
+
+__all__ = ["bertlib_unavailable"]
+
+
+def _warning_to_stdout(message, category, filename, lineno, file=None, line=None):
+    # A warning is information, not a failure: print it where the grader does not count it against you.
+    print(f"{category.__name__}: {message}", file=sys.stdout)
+
+
+def setup() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the network
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ["PYTHONWARNINGS"] = "ignore"  # for subprocesses, whose stderr cannot be redirected
+    warnings.showwarning = _warning_to_stdout
+    logging.basicConfig(stream=sys.stdout, level=logging.WARNING, force=True)
+
+
+def _raising_code(name: str, n_free: int):
+    """A code object that raises, with as many free variables as the one it replaces (Python checks that)."""
+    free = [f"_v{i}" for i in range(n_free)]
+    src = ("def _outer():\n" + "".join(f"    {v} = None\n" for v in free)
+           + "    def _off(*args, **kwargs):\n" + "".join(f"        {v}\n" for v in free)
+           + f"        raise RuntimeError({name + ' is switched off in this test: write it yourself'!r})\n"
+           + "    return _off\n")
+    namespace: dict = {}
+    exec(src, namespace)
+    return namespace["_outer"]().__code__
+
+
+@contextlib.contextmanager
+def bertlib_unavailable(*targets):
+    """While active, calling any of ``targets`` (bertlib functions or classes) raises RuntimeError.
+
+    A function's code is swapped in place, so it raises under every name it was imported as; a class has
+    each of its methods switched off the same way.
+    """
+    swapped = []
+    try:
+        for target in targets:
+            functions = [target] if hasattr(target, "__code__") else [
+                f for f in vars(target).values() if hasattr(getattr(f, "__func__", f), "__code__")]
+            for f in functions:
+                f = getattr(f, "__func__", f)  # a staticmethod or classmethod: the function inside
+                name = f"{f.__module__}.{f.__qualname__}"
+                swapped.append((f, f.__code__))
+                f.__code__ = _raising_code(name, len(f.__code__.co_freevars))
+        yield
+    finally:
+        for f, code in reversed(swapped):
+            f.__code__ = code
+
+
+setup()

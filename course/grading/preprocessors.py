@@ -1,0 +1,273 @@
+"""nbgrader's side of trusted grading, switched on in nbgrader_config.py.
+
+``TrustedExecute`` replaces nbgrader's Execute in ``nbgrader autograde``:
+
+- every kernel starts in the bubblewrap sandbox (course.grading.sandbox); if the sandbox cannot run,
+  grading stops with a message saying why, unless the instructor passes ``--TrustedExecute.sandbox=none``
+  (a warning then says that student code runs with the instructor's rights);
+- the student's cells run in that kernel as usual, but a graded test cell is not executed there: the
+  grader runs the assignment's hidden tests (``solutions/<a>/hidden_tests.py``) in its own process,
+  calling the student's functions in the kernel with data and checking the data that comes back. The
+  cell's output is then the result: "passed", or an error holding the failed check's message. nbgrader
+  scores the cell from that output, as it always does;
+- while the notebook is graded, the kernel sees bertlib with the assignment's ``SWITCHED_OFF`` functions
+  replaced by stubs, and no transformers;
+- output is capped per cell, rich outputs that could run script (HTML, JavaScript, SVG, widgets) are kept
+  as their plain-text form only, and a notebook has a wall-clock budget; a kernel that dies, hangs or runs
+  out of a limit costs the cells that had not run yet, nothing else.
+
+``SafeFeedback`` runs first in ``nbgrader generate_feedback``: it turns any rich output left in a notebook
+into text and caps it, so the feedback page holds no live script (nbconvert's ``sanitize_html`` cleans
+the markdown cells).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.util import run_sync
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Enum, Integer, Unicode
+
+from course.grading import checks
+from course.grading.kernel import SandboxedKernelManager
+from course.grading.kernel_side import MIME
+from course.grading.remote import KernelGone, Student
+from course.grading.sandbox import Limits, Sandbox, check_available
+from course.grading.switch_off import stubbed_bertlib
+
+SAFE_MIME = {"text/plain", "image/png", "image/jpeg", MIME}
+NOT_RUN = "not graded: {why}; the cells after it could not run"
+_sandbox_checked: list = []
+
+
+def _is_test_cell(cell) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def _error_output(ename: str, message: str):
+    return nbformat.v4.new_output("error", ename=ename, evalue=message, traceback=[f"{ename}: {message}"])
+
+
+def _text_size(out) -> int:
+    if out.get("output_type") == "stream":
+        return len(out.get("text", ""))
+    if out.get("output_type") == "error":
+        return len(out.get("evalue", "")) + sum(len(t) for t in out.get("traceback", []))
+    return sum(len(v) if isinstance(v, str) else len(str(v)) for k, v in out.get("data", {}).items() if k != MIME)
+
+
+def make_safe(out, cap: int):
+    """A copy of one output with only inert mime types, its text cut to ``cap`` characters."""
+    kind = out.get("output_type")
+    if kind == "stream":
+        text = out.get("text", "")
+        if len(text) > cap:
+            out["text"] = text[:cap] + f"\n... output cut at {cap} characters ...\n"
+    elif kind == "error":
+        out["evalue"] = str(out.get("evalue", ""))[:cap]
+        out["traceback"] = [str(t)[:cap] for t in out.get("traceback", [])][:100]
+    elif kind in ("display_data", "execute_result"):
+        data = out.get("data", {})
+        kept = {k: v for k, v in data.items() if k in SAFE_MIME and k != MIME}
+        if not kept and data:
+            kept = {"text/plain": "[a rich output (HTML, script or widget) removed by the grader]"}
+        if isinstance(kept.get("text/plain"), str) and len(kept["text/plain"]) > cap:
+            kept["text/plain"] = kept["text/plain"][:cap] + f"\n... output cut at {cap} characters ..."
+        out["data"] = kept
+        out["metadata"] = {}
+    return out
+
+
+class TrustedExecute(Execute):
+    sandbox = Enum(["bwrap", "none"], "bwrap", help=(
+        "bwrap: run every student kernel in a bubblewrap sandbox (the default; grading refuses to start if "
+        "the sandbox cannot run). none: run student code with your own rights, files and network: only for "
+        "code you trust.")).tag(config=True)
+    source_root = Unicode("", help="The folder of the assignments' source folders (hidden_tests.py)").tag(config=True)
+    max_output_chars = Integer(20_000, help="Characters of output kept per cell").tag(config=True)
+    notebook_seconds = Integer(Limits.wall_seconds, help="Wall-clock budget of one notebook").tag(config=True)
+    memory_mb = Integer(Limits.memory_bytes // 2**20, help="Address-space limit of a kernel, MiB").tag(config=True)
+    cpu_seconds = Integer(Limits.cpu_seconds, help="CPU-time limit of a kernel").tag(config=True)
+
+    # ------------------------------------------------------------------ set-up
+    def _hidden_tests(self, resources):
+        assignment = resources.get("nbgrader", {}).get("assignment")
+        if not self.source_root or not assignment:
+            raise RuntimeError("TrustedExecute needs source_root (set in nbgrader_config.py) and an assignment")
+        module = checks.load(Path(self.source_root) / assignment)
+        if module is None:
+            raise RuntimeError(f"no {checks.HIDDEN_TESTS} in {Path(self.source_root) / assignment}: the graded "
+                               f"cells of {assignment} have no trusted tests")
+        return module
+
+    def _limits(self) -> Limits:
+        return Limits(memory_bytes=self.memory_mb * 2**20, cpu_seconds=self.cpu_seconds,
+                      wall_seconds=self.notebook_seconds)
+
+    def create_kernel_manager(self):
+        if self.sandbox == "none":
+            return super().create_kernel_manager()
+        self.kernel_manager_class = SandboxedKernelManager
+        km = super().create_kernel_manager()
+        overlays, hidden = {}, []
+        switched_off = list(getattr(self._module, "SWITCHED_OFF", []))
+        if switched_off:
+            overlays[str(Path(__file__).resolve().parents[2] / "bertlib")] = str(stubbed_bertlib(switched_off))
+        try:
+            import transformers
+
+            hidden.append(str(Path(transformers.__file__).resolve().parent))
+        except ImportError:
+            pass
+        limits = self._limits()
+        km.make_sandbox = lambda workdir: Sandbox(workdir=workdir, limits=limits, overlays=overlays, hidden=hidden)
+        return km
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._module = self._hidden_tests(resources)  # before any kernel starts: a clear error if missing
+        if self.sandbox == "bwrap":
+            if not _sandbox_checked:
+                check_available()
+                _sandbox_checked.append(True)
+        else:
+            self.log.warning("GRADING WITHOUT A SANDBOX (--TrustedExecute.sandbox=none): student code runs with "
+                             "your rights, files, environment and network")
+        self._dead = None  # why the kernel can no longer run anything, once it cannot
+        self._deadline = time.monotonic() + self.notebook_seconds
+        self._used: dict[int, int] = {}
+        self._cut: set[int] = set()
+        self._student = Student(self._run_in_kernel)
+        try:
+            return super().preprocess(nb, resources, km)
+        except DeadKernelError:  # died between cells (nbclient checks at the end too)
+            return nb, resources
+
+    # ------------------------------------------------------------------ cells
+    def preprocess_cell(self, cell, resources, index):
+        self._index, self._cell = index, cell
+        if cell.cell_type != "code":
+            return cell, resources
+        if not self._dead and time.monotonic() > self._deadline:
+            self._stop_kernel(f"the notebook ran past its time limit of {self.notebook_seconds} s")
+        if _is_test_cell(cell):
+            cell.outputs = []
+            if self._dead:
+                cell.outputs.append(_error_output("NotGraded", NOT_RUN.format(why=self._dead)))
+                return cell, resources
+            grade_id = cell.metadata["nbgrader"]["grade_id"]
+            try:
+                message = checks.run(self._module, grade_id, self._student)
+            except KernelGone as e:
+                self._dead = self._dead or str(e)
+                message = f"not graded: {e}"
+            if message is None:
+                cell.outputs.append(nbformat.v4.new_output(
+                    "stream", name="stdout", text="Passed: the grader's checks of this part (visible and hidden).\n"))
+            else:
+                cell.outputs.append(_error_output("CheckFailed", message))
+            return cell, resources
+        if self._dead:
+            cell.outputs = []
+            return cell, resources
+        try:
+            cell, resources = super().preprocess_cell(cell, resources, index)
+        except DeadKernelError:
+            self._dead = "the kernel stopped (it crashed, exited or ran out of memory or CPU time)"
+            cell.outputs.append(_error_output("DeadKernelError", self._dead))
+        except CellTimeoutError:
+            self._after_timeout()
+        if any(o.get("ename") == "CellTimeoutError" for o in cell.outputs if o.get("output_type") == "error"):
+            self._after_timeout()
+        return cell, resources
+
+    def _run_in_kernel(self, code: str):
+        """Execute grader code in the kernel: (outputs, "ok" | "error" | "timeout" | "dead")."""
+        if self._dead:
+            return [], "dead"
+        if time.monotonic() > self._deadline:
+            self._stop_kernel(f"the notebook ran past its time limit of {self.notebook_seconds} s")
+            return [], "dead"
+        scratch = nbformat.v4.new_code_cell(code)
+        try:
+            self._execute_aside(scratch)
+        except DeadKernelError:
+            self._dead = "the kernel stopped (it crashed, exited or ran out of memory or CPU time)"
+            return [], "dead"
+        except CellTimeoutError:
+            self._after_timeout()
+            return [], "timeout" if not self._dead else "dead"
+        errors = [o for o in scratch.outputs if o.get("output_type") == "error"]
+        if any(o.get("ename") == "CellTimeoutError" for o in errors):
+            self._after_timeout()
+            return scratch.outputs, "timeout" if not self._dead else "dead"
+        return scratch.outputs, "error" if errors else "ok"
+
+    def _execute_aside(self, scratch):
+        """Run a cell that is not part of the notebook (nbclient writes the cell it ran back into the
+        notebook at its index: put the notebook's own cell back)."""
+        try:
+            self.execute_cell(scratch, self._index, store_history=False)
+        finally:
+            self.nb.cells[self._index] = self._cell
+
+    def _after_timeout(self):
+        """After an interrupt: if the kernel does not answer a trivial request within 10 s, stop it."""
+        if self._dead:
+            return
+        probe = nbformat.v4.new_code_cell("pass")
+        saved = self.timeout
+        self.timeout = 10
+        try:
+            self._execute_aside(probe)
+            ok = not any(o.get("output_type") == "error" for o in probe.outputs)
+        except (CellTimeoutError, DeadKernelError):
+            ok = False
+        finally:
+            self.timeout = saved
+        if not ok:
+            self._stop_kernel("the kernel stopped answering after a cell ran past its time limit (it ignores "
+                              "interrupts)")
+
+    def _stop_kernel(self, why: str):
+        self._dead = why
+        try:
+            if self.km is not None:
+                run_sync(self.km.shutdown_kernel)(now=True)
+        except Exception as e:  # already gone
+            self.log.debug("stopping the kernel: %s", e)
+
+    # ------------------------------------------------------------------ output
+    def output(self, outs, msg, display_id, cell_index):
+        out = super().output(outs, msg, display_id, cell_index)
+        if out is None:
+            return out
+        if MIME in out.get("data", {}):
+            return out  # the grader's own answer channel, checked when it is read
+        used = self._used.get(cell_index, 0) + _text_size(out)
+        self._used[cell_index] = used
+        if used > self.max_output_chars:
+            if out in outs:
+                outs.remove(out)
+            if cell_index not in self._cut:
+                self._cut.add(cell_index)
+                outs.append(nbformat.v4.new_output(
+                    "stream", name="stdout", text=f"\n... output cut at {self.max_output_chars} characters ...\n"))
+            return None
+        make_safe(out, self.max_output_chars)
+        return out
+
+
+class SafeFeedback(NbGraderPreprocessor):
+    """Keep only inert outputs, capped, in the notebook a feedback page is made from."""
+
+    max_output_chars = Integer(20_000).tag(config=True)
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "code":
+            cell.outputs = [make_safe(o, self.max_output_chars) for o in cell.get("outputs", [])][:50]
+        return cell, resources
+

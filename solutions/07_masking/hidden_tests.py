@@ -1,0 +1,168 @@
+"""Hidden tests of assignment 7 (15%, then 80/10/10), run by the grader outside the student's kernel.
+
+Each function grades the graded cell of the same name: it calls the student's functions through
+``student`` (their kernel, sandboxed), on the visible tests' inputs and on new ones, and checks the data
+that comes back against bertlib, here. See course/grading/checks.py.
+"""
+import math
+
+import torch
+
+import bertlib
+from course.grading import wire
+from course.grading.checks import case, check, tensor
+
+# While the notebook is graded its kernel has these as stubs: calling them, however, earns nothing.
+SWITCHED_OFF = ["bertlib.masking.mask_tokens", "bertlib.masking.masking_statistics"]
+
+PAD, UNK, CLS, SEP, MASK = 0, 100, 101, 102, 103
+SPECIAL_IDS = [PAD, UNK, CLS, SEP, MASK]
+VOCAB_SIZE = 30522
+
+
+def _pairs_batch(B, T, seed, vocab_size=VOCAB_SIZE):
+    """B inputs laid out as [CLS] A [SEP] B [SEP] [PAD] ..., of random lengths between T/2 and T."""
+    gen = torch.Generator().manual_seed(seed)
+    ids = torch.randint(1000, vocab_size, (B, T), generator=gen)  # (B, T) ordinary words
+    for b in range(B):
+        n = int(torch.randint(T // 2, T + 1, (1,), generator=gen))
+        a = int(torch.randint(2, n - 2, (1,), generator=gen))
+        ids[b, 0], ids[b, a], ids[b, n - 1] = CLS, SEP, SEP
+        ids[b, n:] = PAD
+    return ids
+
+
+def _selection_case(B, T, seed, vocab_size=VOCAB_SIZE, density=0.5):
+    gen = torch.Generator().manual_seed(seed)
+    ids = torch.randint(min(1000, vocab_size // 2), vocab_size, (B, T), generator=gen)  # (B, T)
+    selected = torch.rand(B, T, generator=gen) < density  # (B, T), given
+    return ids, selected
+
+
+def _tolerance(p, n):
+    return 6 * math.sqrt(2 * p * (1 - p) / max(n, 1))  # six standard deviations of a difference of rates
+
+
+# ------------------------------------------------------------------------------------------------ part 1
+def test_select(student):
+    select = student.select_for_prediction
+    ids = _pairs_batch(64, 128, seed=7)
+    special = torch.isin(ids, torch.tensor(SPECIAL_IDS))
+    with case("on the visible test's batch (64 x 128, mlm_probability=0.15)"):
+        got, (ids_after, *_) = select.call_keeping_args(ids, SPECIAL_IDS, 0.15, wire.Generator(0))
+        got = tensor(got)
+        check(got.dtype == torch.bool, f"expected a torch.bool tensor, got {got.dtype}")
+        check(got.shape == ids.shape, f"expected the shape of input_ids {tuple(ids.shape)}, got {tuple(got.shape)}")
+        check(torch.equal(ids_after, ids), "select_for_prediction changed input_ids; it must only read them")
+        picked = {name: int((got & (ids == i)).sum()) for name, i in [("[CLS]", CLS), ("[SEP]", SEP), ("[PAD]", PAD)]}
+        check(not any(picked.values()), f"selected special tokens: {picked}; leave out every id in special_ids")
+        rate = got[~special].float().mean().item()
+        check(abs(rate - 0.15) < 0.025, f"selected {rate:.1%} of the eligible tokens; BERT selects about 15%")
+    with case("with mlm_probability=0.4"):
+        rate = tensor(select(ids, SPECIAL_IDS, 0.4, wire.Generator(1)))[~special].float().mean().item()
+        check(abs(rate - 0.4) < 0.03, f"selected {rate:.1%} of the eligible tokens, expected about 40%")
+    with case("called twice with generators seeded alike"):
+        first, second = select(ids, SPECIAL_IDS, 0.15, wire.Generator(5)), select(ids, SPECIAL_IDS, 0.15, wire.Generator(5))
+        check(torch.equal(tensor(first), tensor(second)),
+              "two calls with generators seeded alike selected different positions: draw every random number "
+              "from `generator`, e.g. torch.rand(shape, generator=generator)")
+    for B, T, p, seed in [(48, 96, 0.15, 71), (100, 64, 0.3, 72), (30, 200, 0.1, 73)]:
+        specials = SPECIAL_IDS + [1000 + seed]  # one more id: the argument, not a fixed list, must decide
+        batch = _pairs_batch(B, T, seed=seed)
+        batch[:, 3] = 1000 + seed
+        eligible = ~torch.isin(batch, torch.tensor(specials))
+        _, labels = bertlib.masking.mask_tokens(batch, mask_token_id=MASK, vocab_size=VOCAB_SIZE, special_ids=specials,
+                                                mlm_probability=p, generator=torch.Generator().manual_seed(seed + 1000))
+        expected = (labels != -100)[eligible].float().mean().item()  # bertlib's own selection rate
+        with case(f"with a {B} x {T} batch, mlm_probability={p} and special_ids={specials}"):
+            got = tensor(select(batch, specials, p, wire.Generator(seed + 500)))
+            check(got.dtype == torch.bool and got.shape == batch.shape,
+                  f"expected a torch.bool tensor of shape {tuple(batch.shape)}, got {got.dtype} {tuple(got.shape)}")
+            check(not (got & ~eligible).any(), f"selected id {1000 + seed}, which is in special_ids: every id in "
+                                                "the argument special_ids is ineligible, not only the usual five")
+            rate = got[eligible].float().mean().item()
+            check(abs(rate - expected) < _tolerance(p, int(eligible.sum())),
+                  f"selected {rate:.1%} of the eligible tokens; expected about {p:.0%} (bertlib: {expected:.1%})")
+            check(not all(torch.equal(got[0], got[b]) for b in range(1, B)),
+                  "every row has the same selection: draw a fresh random number for every position of every "
+                  "row, not one pattern for the batch")
+
+
+# ------------------------------------------------------------------------------------------------ part 2
+def test_replace(student):
+    replace = student.mask_selected
+    ids, selected = _selection_case(64, 128, seed=8)
+    with case("on the visible test's inputs (64 x 128, about half the positions selected)"):
+        out, (ids_after, *_) = replace.call_keeping_args(ids, selected, MASK, VOCAB_SIZE, wire.Generator(0))
+        check(isinstance(out, (tuple, list)) and len(out) == 2, "expected (inputs, labels), a pair of tensors")
+        inputs = tensor(out[0], "inputs")
+        check(torch.equal(ids_after, ids), "mask_selected changed input_ids in place: return a new tensor")
+        check(inputs.shape == ids.shape, f"expected inputs shaped like input_ids {tuple(ids.shape)}, got {tuple(inputs.shape)}")
+        changed = (inputs != ids) & ~selected
+        check(not changed.any(), f"{int(changed.sum())} positions that were NOT selected were changed: 80/10/10 "
+                                 "applies only to the selected positions; the others keep their token")
+        new, old = inputs[selected], ids[selected]
+        masked = (new == MASK).float().mean().item()
+        kept = (new == old).float().mean().item()
+        check(abs(masked - 0.8) < 0.04, f"{masked:.1%} of the selected positions became [MASK]; BERT masks about 80%")
+        check(abs(1 - masked - kept - 0.1) < 0.03,
+              f"{1 - masked - kept:.1%} of the selected positions became another word; BERT replaces about 10%")
+        check(abs(kept - 0.1) < 0.03, f"{kept:.1%} of the selected positions kept their token; BERT keeps about 10%")
+        drawn = new[(new != MASK) & (new != old)]
+        check(drawn.min() >= 0 and drawn.max() < VOCAB_SIZE, "random words must be ids in [0, vocab_size)")
+        check(drawn.unique().numel() > 0.9 * drawn.numel(),
+              f"the {drawn.numel()} random replacements use only {drawn.unique().numel()} distinct ids: draw each "
+              "random word on its own, uniformly from [0, vocab_size)")
+    with case("called twice with generators seeded alike"):
+        a = replace(ids, selected, MASK, VOCAB_SIZE, wire.Generator(5))[0]
+        b = replace(ids, selected, MASK, VOCAB_SIZE, wire.Generator(5))[0]
+        check(torch.equal(tensor(a), tensor(b)), "two calls with generators seeded alike gave different inputs: "
+                                                 "draw every random number from `generator`")
+    for B, T, V, mask_id, density, seed in [(64, 128, 30522, MASK, 0.3, 81), (64, 64, 5000, 4, 0.6, 82),
+                                            (16, 300, 30522, MASK, 0.9, 83)]:
+        batch, sel = _selection_case(B, T, seed, vocab_size=V, density=density)
+        with case(f"with vocab_size={V} and mask_token_id={mask_id}"):
+            out = replace(batch, sel, mask_id, V, wire.Generator(seed + 500))
+            inputs = tensor(out[0], "inputs")
+            check(torch.equal(inputs[~sel], batch[~sel]), "changed a position that was not selected")
+            check(inputs.min() >= 0 and inputs.max() < V, f"an id outside [0, {V}): draw random words from "
+                                                         "[0, vocab_size), the argument, not a fixed size")
+            new, old = inputs[sel], batch[sel]
+            n = int(sel.sum())
+            shares = {"[MASK]": (new == mask_id).float().mean().item(), "unchanged": (new == old).float().mean().item()}
+            shares["a random word"] = 1 - shares["[MASK]"] - shares["unchanged"]
+            for what, q in [("[MASK]", 0.8), ("a random word", 0.1), ("unchanged", 0.1)]:
+                check(abs(shares[what] - q) < _tolerance(q, n),
+                      f"{shares[what]:.1%} of the selected positions became {what}, expected about {q:.0%} "
+                      f"(with mask_token_id={mask_id}: use the argument)")
+
+
+# ------------------------------------------------------------------------------------------------ part 3
+def test_labels(student):
+    replace = student.mask_selected
+    ids, selected = _selection_case(32, 128, seed=9)
+    with case("on the visible test's inputs"):
+        inputs, labels = replace(ids, selected, MASK, VOCAB_SIZE, wire.Generator(0))
+        labels, inputs = tensor(labels, "labels"), tensor(inputs, "inputs")
+        check(labels.shape == ids.shape, f"expected labels shaped like input_ids {tuple(ids.shape)}, got {tuple(labels.shape)}")
+        check(labels.dtype == torch.long, f"labels are class indices for cross_entropy: torch.long, got {labels.dtype}")
+        unlabelled = selected & (labels == -100)
+        became = {"[MASK]": int((unlabelled & (inputs == MASK)).sum()),
+                  "a random word": int((unlabelled & (inputs != MASK) & (inputs != ids)).sum()),
+                  "itself": int((unlabelled & (inputs == ids)).sum())}
+        check(not unlabelled.any(), f"{int(unlabelled.sum())} selected positions have label -100; by what they "
+                                    f"became: {became}. Every selected position is predicted, whatever it became")
+        check(not (~selected & (labels != -100)).any(),
+              "positions that were not selected have a label; every other label is -100")
+        check(torch.equal(labels[selected], ids[selected]),
+              "selected positions are labelled with something other than their original id: the label is the "
+              "word that was there before the replacement")
+    for B, T, V, mask_id, density, seed in [(8, 50, 30522, MASK, 0.15, 91), (50, 20, 700, 4, 0.7, 92)]:
+        batch, sel = _selection_case(B, T, seed, vocab_size=V, density=density)
+        _, expected = bertlib.masking.mask_tokens(batch, mask_token_id=mask_id, vocab_size=V, special_ids=[],
+                                                  attention_mask=sel.long(), mlm_probability=1.0,
+                                                  generator=torch.Generator().manual_seed(seed + 1000))
+        with case(f"with vocab_size={V}, mask_token_id={mask_id} and {int(sel.sum())} of {B * T} positions selected"):
+            got = tensor(replace(batch, sel, mask_id, V, wire.Generator(seed + 500))[1], "labels")
+            check(got.shape == expected.shape and torch.equal(got, expected),
+                  "wrong labels: the original id at every selected position, -100 everywhere else")
