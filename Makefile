@@ -20,6 +20,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"
+	@$(PY) -m course.grading.sandbox || echo "warning: the grading sandbox cannot run here (see above); nbgrader autograde will refuse to grade"
 	touch $(STAMP)
 
 book: $(STAMP)

@@ -5,6 +5,7 @@ exercises/<assignment>/<assignment>.ipynb   release: what students get (nbgrader
 submitted/<student>/<assignment>/           collected submissions; autograded/, feedback/ alongside
 """
 import os
+import sys
 
 c = get_config()  # noqa: F821 (provided by nbgrader when it loads this file)
 
@@ -39,6 +40,15 @@ from course.grading.preprocessors import SafeFeedback, TrustedExecute  # noqa: E
 
 c.TrustedExecute.source_root = os.path.join(c.CourseDirectory.root, c.CourseDirectory.source_directory)
 c.TrustedExecute.sandbox = "bwrap"
+# Refuse `nbgrader autograde` before it touches the gradebook when the sandbox cannot run here.
+if "autograde" in sys.argv[1:3] and not any(a.startswith("--TrustedExecute.sandbox=none") for a in sys.argv):
+    from course.grading.sandbox import SandboxUnavailable, check_available  # noqa: E402
+
+    try:
+        check_available()
+    except SandboxUnavailable as e:
+        print(f"[AutogradeApp | ERROR] refusing to grade: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
 c.Autograde.autograde_preprocessors = [TrustedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
                                        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 # Feedback: inert outputs only, markdown sanitised, so a student cannot put live script into a page.

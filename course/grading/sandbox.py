@@ -157,6 +157,8 @@ def check_available() -> None:
     if sys.platform != "linux":
         raise SandboxUnavailable(f"the grading sandbox runs on Linux only (this is {sys.platform}); "
                                  "grade on a Linux machine, or pass --TrustedExecute.sandbox=none for trusted code")
+    if not bwrap_path():
+        raise SandboxUnavailable(_missing_message())
     for tool in ("prlimit",) + (("setpriv",) if os.geteuid() == 0 else ()):
         if not shutil.which(tool):
             raise SandboxUnavailable(f"the grading sandbox needs `{tool}` (Debian package util-linux)")
@@ -187,3 +189,12 @@ def read_child_pid(fd: int, timeout: float = 30) -> int:
         return int(json.loads(data.decode())["child-pid"])
     except (ValueError, KeyError) as e:
         raise SandboxUnavailable(f"bubblewrap's report was unreadable: {data[:200]!r}") from e
+
+
+if __name__ == "__main__":  # python -m course.grading.sandbox: can the sandbox run here?
+    try:
+        check_available()
+    except SandboxUnavailable as e:
+        print(f"grading sandbox: {e}", file=sys.stderr)
+        raise SystemExit(1)
+    print(f"grading sandbox: ok ({bwrap_path()})")

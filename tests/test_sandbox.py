@@ -1,0 +1,140 @@
+"""The pieces of trusted grading on their own: the sandbox's view and limits, the wire format, the stubs,
+and that grading refuses to run unsandboxed unless told to (and then says so)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+from course.grading import sandbox, wire
+from course.grading.switch_off import stubbed_bertlib
+from nbgrader_harness import REPO, Course, solution_submission
+
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")
+
+
+def _in_sandbox(code: str, tmp_path, **kw) -> subprocess.CompletedProcess:
+    tmp_path.chmod(0o755)  # as nbgrader's autograded/<student>/<a>/ is (pytest makes it 0700)
+    for p in tmp_path.iterdir():
+        p.chmod(0o644)
+    cmd = sandbox.Sandbox(workdir=tmp_path, **kw).wrap([sys.executable, "-u", "-c", textwrap.dedent(code)])
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+@linux_only
+def test_the_sandbox_sees_only_what_the_kernel_needs(tmp_path):
+    (tmp_path / "mine.txt").write_text("the submission's own folder")
+    proc = _in_sandbox(f"""
+        import os, socket, sys
+        print(open("mine.txt").read())
+        print(sorted(os.listdir({str(REPO)!r})))
+        import bertlib, torch
+        for path in ({str(REPO / 'solutions')!r}, {str(REPO / 'nbgrader_config.py')!r}, "/etc/shadow", "/root/.bashrc"):
+            print(path, os.path.exists(path))
+        for path in ({str(REPO / 'bertlib' / 'x.py')!r}, "mine2.txt", {str(tmp_path / 'w.txt')!r}):
+            try:
+                open(path, "w")
+                print("WROTE", path)
+            except OSError as e:
+                print("read-only", path, e.errno)
+        try:
+            socket.create_connection(("127.0.0.1", 22), timeout=1)
+        except OSError as e:
+            print("no network", e.errno)
+        print("uid", os.getuid(), "env", sorted(os.environ))
+    """, tmp_path)
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    assert "the submission's own folder" in out
+    assert "['bertlib', 'course']" in out or "'.venv'" in out  # only the library (and a venv inside the repo)
+    assert "solutions" not in out.split("\n")[1]
+    assert out.count(" False") == 4, out
+    assert "WROTE" not in out and out.count("read-only") == 3
+    assert "no network" in out
+    assert "SSH_AUTH_SOCK" not in out and "HOME" in out
+
+
+@linux_only
+def test_the_sandbox_limits_memory_disk_and_time(tmp_path):
+    limits = sandbox.Limits(memory_bytes=2**31, cpu_seconds=3, tmp_bytes=8 * 2**20, file_bytes=4 * 2**20)
+    proc = _in_sandbox("""
+        import torch
+        try:
+            torch.empty(3 * 2**30, dtype=torch.uint8).fill_(1)
+            print("ALLOCATED")
+        except (MemoryError, RuntimeError):
+            print("no memory")
+        try:
+            open("/tmp/big", "wb").write(b"x" * 6 * 2**20)
+            print("WROTE")
+        except OSError:
+            print("no disk")
+        while True:
+            pass
+    """, tmp_path, limits=limits)
+    assert "no memory" in proc.stdout and "ALLOCATED" not in proc.stdout
+    assert "WROTE" not in proc.stdout
+    assert proc.returncode != 0  # killed by the CPU limit, not looping for ever
+
+
+def test_wire_round_trip_and_refusals():
+    value = {"ids": torch.arange(6).view(2, 3), "p": 0.15, "rows": [1, (2, 3)], "g": wire.Generator(7),
+             "cfg": wire.Config({"hidden_size": 8}), 10: None, "inf": float("inf"), "dtype": torch.float16}
+    back = wire.decode(wire.encode(value))
+    assert torch.equal(back["ids"], value["ids"]) and back["p"] == 0.15 and back["rows"] == [1, (2, 3)]
+    assert back["g"].seed == 7 and back["cfg"].fields == {"hidden_size": 8} and back[10] is None
+    assert back["inf"] == float("inf") and back["dtype"] is torch.float16
+    built = wire.decode(wire.encode({"g": wire.Generator(3)}), build=wire.materialize)["g"]
+    assert torch.equal(torch.rand(3, generator=built), torch.rand(3, generator=torch.Generator().manual_seed(3)))
+    with pytest.raises(wire.WireError, match="allow-list"):
+        wire.Module("os.system", ["echo hi"])
+    with pytest.raises(wire.Unsendable):
+        wire.encode(object())
+    for garbage in (b"", b"\xff" * 7, b"\x10\x00\x00\x00\x00\x00\x00\x00{not json}"):
+        with pytest.raises(wire.WireError):
+            wire.decode(garbage)
+    forged = wire.encode({"ok": 1}).replace(b'\\"ok\\"', b'\\"ok\\"')
+    assert wire.decode(forged) == {"ok": 1}
+
+
+def test_switched_off_functions_raise_and_the_rest_is_real(tmp_path):
+    path = stubbed_bertlib(["bertlib.masking.mask_tokens", "bertlib.embeddings.BertEmbeddings.forward"])
+    code = f"""
+import sys; sys.path.insert(0, {str(path.parent)!r})
+import inspect, bertlib, torch
+assert bertlib.__file__.startswith({str(path)!r})
+for call in (lambda: bertlib.mask_tokens(torch.ones(2, 3, dtype=torch.long)),
+             lambda: bertlib.BertEmbeddings(bertlib.BertConfig.base())(torch.ones(1, 3, dtype=torch.long))):
+    try:
+        call(); print("RAN")
+    except RuntimeError as e:
+        print("off:", e)
+print("real:", bertlib.count_parameters(bertlib.BertConfig.base())["total"])
+print("source:", "switched off" in inspect.getsource(bertlib.masking.mask_tokens))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path).stdout
+    assert out.count("off:") == 2 and "RAN" not in out and "real: 109482240" in out and "source: True" in out
+    with pytest.raises(ValueError, match="not functions"):
+        stubbed_bertlib(["bertlib.masking.no_such_function"])
+
+
+@pytest.mark.slow
+def test_grading_refuses_without_the_sandbox_unless_told(tmp_path, monkeypatch):
+    a = "07_masking"
+    course = Course(tmp_path / "course", [a])
+    course.generate(a)
+    course.submit("alice", a, solution_submission(course, a))
+    # No bwrap on PATH: autograde must refuse, naming what is missing, and record no grade.
+    monkeypatch.setenv("PATH", str(REPO / ".venv" / "bin") + ":" + str(tmp_path / "empty"))
+    (tmp_path / "empty").mkdir()
+    refused = course.autograde(a)
+    assert refused.returncode != 0 and "refusing to grade" in refused.log and "bubblewrap" in refused.log, (
+        refused.log[-2000:])
+    assert course.scores(a, "alice") is None and not (course.root / "autograded").exists()
+    monkeypatch.undo()
+    unsafe = course.nbgrader("autograde", a, "--force", "--TrustedExecute.sandbox=none", check=False)
+    assert "GRADING WITHOUT A SANDBOX" in unsafe.log
+    assert course.total(a, "alice") == 8.0
