@@ -39,6 +39,18 @@ def _selection_case(B, T, seed, vocab_size=VOCAB_SIZE, density=0.5):
     return ids, selected
 
 
+ROWS_ALIKE = ("every row selects the same positions (where they are eligible): draw a fresh random number for "
+              "every position of every row, e.g. torch.rand(input_ids.shape, generator=generator), not one per column")
+
+
+def _same_pattern_in_every_row(selected, eligible):
+    """Whether the rows share one pattern: in every column, either every eligible position is selected or
+    none is (independent draws make that all but impossible over 30 or more rows)."""
+    all_eligible = (selected == eligible).all(0)  # (T,)
+    none = (~selected).all(0)  # (T,)
+    return bool((all_eligible | none).all()) and bool(selected.any())
+
+
 def _tolerance(p, n):
     return 6 * math.sqrt(2 * p * (1 - p) / max(n, 1))  # six standard deviations of a difference of rates
 
@@ -56,6 +68,7 @@ def test_select(student):
         check(torch.equal(ids_after, ids), "select_for_prediction changed input_ids; it must only read them")
         picked = {name: int((got & (ids == i)).sum()) for name, i in [("[CLS]", CLS), ("[SEP]", SEP), ("[PAD]", PAD)]}
         check(not any(picked.values()), f"selected special tokens: {picked}; leave out every id in special_ids")
+        check(not _same_pattern_in_every_row(got, ~special), ROWS_ALIKE)
         rate = got[~special].float().mean().item()
         check(abs(rate - 0.15) < 0.025, f"selected {rate:.1%} of the eligible tokens; BERT selects about 15%")
     with case("with mlm_probability=0.4"):
@@ -80,12 +93,10 @@ def test_select(student):
                   f"expected a torch.bool tensor of shape {tuple(batch.shape)}, got {got.dtype} {tuple(got.shape)}")
             check(not (got & ~eligible).any(), f"selected id {1000 + seed}, which is in special_ids: every id in "
                                                 "the argument special_ids is ineligible, not only the usual five")
+            check(not _same_pattern_in_every_row(got, eligible), ROWS_ALIKE)
             rate = got[eligible].float().mean().item()
             check(abs(rate - expected) < _tolerance(p, int(eligible.sum())),
                   f"selected {rate:.1%} of the eligible tokens; expected about {p:.0%} (bertlib: {expected:.1%})")
-            check(not all(torch.equal(got[0], got[b]) for b in range(1, B)),
-                  "every row has the same selection: draw a fresh random number for every position of every "
-                  "row, not one pattern for the batch")
 
 
 # ------------------------------------------------------------------------------------------------ part 2

@@ -14,6 +14,44 @@ def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None
 '''
 
 MISTAKES = {
+    "same_selection_every_row": {
+        "why": "one random draw per column, shared by every row: each sequence gets the same positions",
+        "cells": {"select": '''
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    eligible = ~torch.isin(input_ids, torch.tensor(special_ids))
+    draw = torch.rand(input_ids.shape[1], generator=generator)  # (T,): broadcast over the rows
+    return eligible & (draw < mlm_probability)
+'''},
+        "loses": ["test_select"],
+    },
+    "constant_mask_id": {
+        "why": "writes id 103 instead of the mask_token_id it is given",
+        "cells": {"replace": _REPLACE.replace("inputs[selected & (u < 0.8)] = mask_token_id",
+                                              "inputs[selected & (u < 0.8)] = 103").format(
+            labels="labels = torch.where(selected, input_ids, -100)")},
+        "loses": ["test_replace"],
+    },
+    "random_words_from_a_fixed_vocabulary": {
+        "why": "draws random words from BERT's 30522 ids instead of the vocab_size it is given",
+        "cells": {"replace": _REPLACE.replace("torch.randint(vocab_size,", "torch.randint(30522,").format(
+            labels="labels = torch.where(selected, input_ids, -100)")},
+        "loses": ["test_replace"],
+    },
+    "corrupts_input_in_place": {
+        "why": "writes the replacements into input_ids itself, then labels from the corrupted ids",
+        "cells": {"replace": '''
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    u = torch.rand(input_ids.shape, generator=generator)
+    random_words = torch.randint(vocab_size, input_ids.shape, generator=generator)
+    inputs = input_ids  # not a copy
+    to_random = selected & (u >= 0.8) & (u < 0.9)
+    inputs[to_random] = random_words[to_random]
+    inputs[selected & (u < 0.8)] = mask_token_id
+    labels = torch.where(selected, input_ids, -100)
+    return inputs, labels
+'''},
+        "loses": ["test_replace", "test_labels"],
+    },
     "masks_special_tokens": {
         "why": "[CLS], [SEP] and [PAD] hold no word to predict and are never selected",
         "cells": {"select": '''

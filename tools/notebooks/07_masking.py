@@ -166,7 +166,9 @@ CELLS = [
     '''),
     tests("test_labels", 2, r'''
     input_ids, selected = _selection_case(32, 128, seed=9)
+    before = input_ids.clone()  # compare with the ids as they were, in case the function changed them
     inputs, labels = mask_selected(input_ids, selected, MASK, VOCAB_SIZE, torch.Generator().manual_seed(0))
+    input_ids = before
     assert isinstance(labels, torch.Tensor) and labels.shape == input_ids.shape, (
         f"expected labels shaped like input_ids {tuple(input_ids.shape)}, got {tuple(getattr(labels, 'shape', ()))}")
     assert labels.dtype == torch.long, f"labels are class indices for cross_entropy: torch.long, got {labels.dtype}"
