@@ -19,9 +19,9 @@ from course.grading.kernel_side import MIME
 class StudentError(Exception):
     """The student's code raised (or never answered); ``str()`` is a message written for the student."""
 
-    def __init__(self, message: str, kind: str = "error"):
+    def __init__(self, message: str, kind: str = "error", error_type: str = ""):
         super().__init__(message)
-        self.kind = kind
+        self.kind, self.error_type = kind, error_type  # error_type: the student's exception class name
 
 
 class KernelGone(StudentError):
@@ -72,7 +72,8 @@ class Student:
             raise StudentError("the answer was not in the grader's format", "protocol")
         if "error" in reply:
             where = "; ".join(str(t) for t in reply.get("traceback", [])[-2:])
-            raise StudentError(f"raised {reply['error']}: {reply.get('message', '')}" + (f" ({where})" if where else ""))
+            raise StudentError(f"raised {reply['error']}: {reply.get('message', '')}" + (f" ({where})" if where else ""),
+                               error_type=str(reply["error"]))
         value = reply.get("ok")
         return Remote(self, wire.Handle(value.id, value.type_name), []) if isinstance(value, wire.Handle) else value
 

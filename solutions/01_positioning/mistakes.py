@@ -61,4 +61,26 @@ def causal_padded_visibility(attention_mask):
 '''},
         "loses": ["test_causal_padded"],
     },
+    "keys_from_lengths": {
+        "why": "the mask says which keys are real; counting them and assuming they come first breaks on left padding",
+        "cells": {"bidirectional": '''
+def bidirectional_visibility(attention_mask):
+    B, T = attention_mask.shape
+    lengths = attention_mask.sum(dim=1)  # real tokens per row
+    keys = torch.arange(T)[None, :] < lengths[:, None]  # (B, T)
+    return keys[:, None, :].expand(B, T, T)
+'''},
+        "loses": ["test_bidirectional"],
+    },
+    "causal_padded_from_lengths": {
+        "why": "a causal batch hides the padding the mask marks, wherever it is, not the last T - length keys",
+        "cells": {"causal_padded": '''
+def causal_padded_visibility(attention_mask):
+    B, T = attention_mask.shape
+    lengths = attention_mask.sum(dim=1)
+    keys = torch.arange(T)[None, :] < lengths[:, None]  # (B, T)
+    return keys[:, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
+'''},
+        "loses": ["test_causal_padded"],
+    },
 }

@@ -72,4 +72,16 @@ def pretraining_heads_params(cfg):
 '''},
         "loses": ["test_heads"],
     },
+    "total_as_tensor": {
+        "why": "the counts are Python ints: a 0-d tensor compares equal but is not a count you can format or add up",
+        "cells": {"model": '''
+def bert_model_params(cfg):
+    H = cfg.hidden_size
+    counts = {"embeddings": embeddings_params(cfg), "encoder": cfg.num_hidden_layers * layer_params(cfg),
+              "pooler": H * H + H}
+    counts["total"] = torch.tensor(list(counts.values())).sum()
+    return counts
+'''},
+        "loses": ["test_model"],
+    },
 }

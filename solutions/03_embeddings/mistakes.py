@@ -78,4 +78,32 @@ def embeddings_output_shape(cfg, batch_size, seq_len):
 '''},
         "loses": ["test_shape"],
     },
+    "dropout_in_eval": {
+        "why": "dropout is active in training only: F.dropout drops whatever the module's mode, emb.dropout does not",
+        "cells": {"forward": '''
+def embeddings_forward(emb, input_ids, token_type_ids=None):
+    normalised = emb.LayerNorm(embedding_sum(emb, input_ids, token_type_ids))
+    return torch.nn.functional.dropout(normalised, emb.dropout.p)
+'''},
+        "loses": ["test_layernorm", "test_dropout"],
+    },
+    "layer_norm_without_its_weights": {
+        "why": "emb.LayerNorm has a learned weight and bias: a bare F.layer_norm drops them",
+        "cells": {"forward": '''
+def embeddings_forward(emb, input_ids, token_type_ids=None):
+    summed = embedding_sum(emb, input_ids, token_type_ids)
+    return emb.dropout(torch.nn.functional.layer_norm(summed, summed.shape[-1:], eps=emb.LayerNorm.eps))
+'''},
+        "loses": ["test_layernorm"],
+    },
+    "limit_off_by_one": {
+        "why": "a table of P learned positions holds positions 0..P-1: a sequence of exactly P tokens fits",
+        "cells": {"shape": '''
+def embeddings_output_shape(cfg, batch_size, seq_len):
+    if seq_len >= cfg.max_position_embeddings:
+        raise ValueError("too long")
+    return (batch_size, seq_len, cfg.hidden_size)
+'''},
+        "loses": ["test_shape"],
+    },
 }

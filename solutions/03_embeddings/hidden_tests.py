@@ -1,0 +1,267 @@
+"""Hidden tests of assignment 3 (three embeddings, added), run by the grader outside the student's kernel.
+
+Each function grades the graded cell of the same name: it sends a BertEmbeddings (its weights, as data)
+into the student's kernel, calls the student's functions on it, on the visible tests' inputs and on new
+ones, and checks the tensors that come back against bertlib's BertEmbeddings, run here. See
+course/grading/checks.py.
+"""
+import torch
+import torch.nn.functional as F
+
+from bertlib import BertConfig, BertEmbeddings
+from course.grading import wire
+from course.grading.checks import CheckFailed, case, check
+from course.grading.remote import KernelGone, Remote, StudentError
+
+# While the notebook is graded its kernel has this as a stub. Only forward: the kernel still builds the
+# BertEmbeddings the grader sends (and the setup cell's _tiny_embeddings).
+SWITCHED_OFF = ["bertlib.embeddings.BertEmbeddings.forward"]
+
+TABLES = ("word_embeddings", "position_embeddings", "token_type_embeddings")
+
+
+def _tiny_embeddings(seed, p=0.1, **overrides):
+    """The setup cell's: a small BertEmbeddings with random (not zero) LayerNorm parameters, in eval mode."""
+    fields = dict(vocab_size=50, hidden_size=8, num_attention_heads=2, max_position_embeddings=16,
+                  type_vocab_size=2, hidden_dropout_prob=p) | overrides
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        emb = BertEmbeddings(BertConfig(**fields))
+        with torch.no_grad():
+            emb.LayerNorm.weight.normal_(1.0, 0.1)
+            emb.LayerNorm.bias.normal_(0.0, 0.1)
+    return fields, emb.eval()
+
+
+def _send(fields, emb):
+    """The module as data: the kernel builds BertEmbeddings(BertConfig(**fields)) and loads these weights."""
+    return wire.Module.of(emb, wire.Config(fields))
+
+
+def _tensor(value, shape, what="the output"):
+    if isinstance(value, Remote):
+        raise CheckFailed(f"expected {what} to be a torch.Tensor, got a {value._target.type_name or 'object'}")
+    check(isinstance(value, torch.Tensor), f"expected {what} to be a torch.Tensor, got {type(value).__name__}")
+    check(tuple(value.shape) == tuple(shape), f"expected {what} of shape {tuple(shape)}, got {tuple(value.shape)}")
+    return value.float()
+
+
+def _reference_sum(emb, ids, segments=None):
+    T = ids.shape[1]
+    segments = torch.zeros_like(ids) if segments is None else segments
+    with torch.no_grad():
+        return (emb.word_embeddings.weight[ids] + emb.position_embeddings.weight[:T][None]
+                + emb.token_type_embeddings.weight[segments])
+
+
+def _rounded(t):
+    return t.double().round(decimals=4).tolist()
+
+
+def _max_diff(got, expected):
+    return f"largest difference {(got - expected).abs().max().item():.3g}"
+
+
+# ------------------------------------------------------------------------------------------------ part 1
+def _sum_diagnosis(got, emb, ids, segments):
+    """What a wrong sum looks like, for the message."""
+    words, T = emb.word_embeddings.weight[ids], ids.shape[1]
+    positions = emb.position_embeddings.weight[:T][None]
+    kinds = segments if segments is not None else torch.zeros_like(ids)
+    types = emb.token_type_embeddings.weight[kinds]
+    with torch.no_grad():
+        for hint, candidate in [("the segment embedding is missing", words + positions),
+                                ("the position embedding is missing", words + types),
+                                ("LayerNorm is applied: part 1 is the sum only (parts 2 and 3 add LayerNorm)",
+                                 emb.LayerNorm(words + positions + types))]:
+            if torch.allclose(got, candidate, atol=1e-5):
+                return hint
+    return "expected word + position + segment for every token"
+
+
+def test_sum(student):
+    f = student.embedding_sum
+    fields, emb = _tiny_embeddings(301)
+    ids = torch.tensor([[2, 7, 7, 3], [5, 1, 0, 0]])
+    segments = torch.tensor([[0, 0, 1, 1], [0, 1, 1, 1]])
+    with case("on the visible test's 2 x 4 batch"):
+        got = f(_send(fields, emb), ids, segments)
+        if isinstance(got, torch.Tensor) and tuple(got.shape) == (2, 4, 24):
+            raise CheckFailed("expected shape (B, T, H) = (2, 4, 8), got (2, 4, 24): concatenated instead of added?")
+        _tensor(got, (2, 4, 8))
+    meanings = {"word_embeddings": (ids, "the token's word"),
+                "position_embeddings": (torch.arange(4).expand(2, 4), "position t: row t of the learned table"),
+                "token_type_embeddings": (segments, "the segment id")}
+    for keep, (index, meaning) in meanings.items():
+        # Zero every table but one: what is left must be exactly that table's rows.
+        _, only = _tiny_embeddings(301)
+        with torch.no_grad():
+            for name in TABLES:
+                if name != keep:
+                    getattr(only, name).weight.zero_()
+            expected = getattr(only, keep).weight[index]
+        with case(f"on the visible test's batch, with only {keep} non-zero"):
+            got = _tensor(f(_send(fields, only), ids, segments), (2, 4, 8))
+            check(not torch.allclose(got, torch.zeros_like(got)), f"your sum does not use emb.{keep}")
+            extra = got - expected
+            check(not (keep != "position_embeddings" and torch.allclose(extra[0], extra[1], atol=1e-6)
+                       and extra.abs().max() > 1e-3),
+                  f"with only {keep} non-zero your sum still adds a term that depends on the position alone: "
+                  "BERT's positions are rows of emb.position_embeddings, a learned table (not sinusoids)")
+            check(torch.allclose(got, expected), f"each token should get {meaning}; {_max_diff(got, expected)}")
+    with case("on the visible test's batch, with token_type_ids=None"):
+        got = _tensor(f(_send(fields, emb), ids), (2, 4, 8))
+        expected = _reference_sum(emb, ids)
+        check(torch.allclose(got, expected, atol=1e-6),
+              f"token_type_ids=None should mean segment 0 for every token; {_max_diff(got, expected)}")
+
+    gen = torch.Generator().manual_seed(3301)
+    for trial in range(5):
+        fields, emb = _tiny_embeddings(3310 + trial)
+        B = int(torch.randint(1, 5, (1,), generator=gen))
+        T = int(torch.randint(1, fields["max_position_embeddings"] + 1, (1,), generator=gen))
+        T = fields["max_position_embeddings"] if trial == 0 else T  # one batch as long as the table allows
+        ids = torch.randint(0, fields["vocab_size"], (B, T), generator=gen)
+        segments = None if trial == 4 else torch.randint(0, 2, (B, T), generator=gen)
+        expected = _reference_sum(emb, ids, segments)
+        with case(f"with a {B} x {T} batch" + (" and token_type_ids=None" if segments is None else "")):
+            got = f(_send(fields, emb), ids) if segments is None else f(_send(fields, emb), ids, segments)
+            got = _tensor(got, (B, T, fields["hidden_size"]))
+            check(torch.allclose(got, expected, atol=1e-6),
+                  f"wrong sum ({_sum_diagnosis(got, emb, ids, segments)}); {_max_diff(got, expected)}")
+
+
+# ------------------------------------------------------------------------------------------- parts 2 and 3
+def _forward_on_sum(student, fields, emb, summed, ids, segments=None, seed=None):
+    """embeddings_forward in the kernel, with embedding_sum replaced by a correct one returning ``summed``
+    (the setup cell's _forward_on_sum does the swap); ``emb`` travels in its train/eval mode."""
+    return Remote(student, "_forward_on_sum", [])(_send(fields, emb), summed, ids, segments, seed)
+
+
+def _eval_mode_check(got, expected, p):
+    """The eval-mode output must be LayerNorm's, with no dropout: a message about dropout when it is on
+    (every value either zero or the expected one scaled by 1/(1-p), as dropout in training mode gives)."""
+    if p <= 0 or torch.allclose(got, expected, atol=1e-4):
+        return
+    if ((got == 0) | torch.isclose(got, expected / (1 - p), atol=1e-4)).all():
+        raise CheckFailed(
+            f"in eval mode {(got == 0).float().mean().item():.0%} of your output values are zero and the others "
+            f"are scaled by 1/(1-p) = {1 / (1 - p):.3g}: dropout is on in eval mode. Dropout is active in training "
+            f"only: emb.dropout (an nn.Dropout) follows emb.train() / emb.eval(), while F.dropout(x, p) drops "
+            f"unless you pass training=emb.training")
+
+
+def test_layernorm(student):
+    x = torch.tensor([[[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 0.0, 8.0]]])  # (1, 2, 4)
+    fields, emb = _tiny_embeddings(302, hidden_size=4, num_attention_heads=1)
+    with torch.no_grad():
+        emb.LayerNorm.weight.fill_(1.0)
+        emb.LayerNorm.bias.fill_(0.0)
+    ids = torch.zeros(1, 2, dtype=torch.long)
+    expected = torch.tensor([[[-1.3416, -0.4472, 0.4472, 1.3416], [-0.5774, -0.5774, -0.5774, 1.7321]]])
+    with case("on the visible test's sum, in eval mode"):
+        got = _tensor(_forward_on_sum(student, fields, emb, x, ids), (1, 2, 4))
+        _eval_mode_check(got, expected, fields["hidden_dropout_prob"])
+        check(torch.allclose(got, expected, atol=1e-4),
+              f"in eval mode each token's vector should be normalised to mean 0 and variance 1 (LayerNorm with "
+              f"weight 1, bias 0), giving {_rounded(expected)}; got {_rounded(got)}")
+
+    cases = [(3320 + trial, 0.1, torch.Generator().manual_seed(trial)) for trial in range(3)]
+    cases.append((3323, 0.5, torch.Generator().manual_seed(3)))  # a large p: dropout must be off all the same
+    for seed, p, gen in cases:
+        fields, emb = _tiny_embeddings(seed, p=p)
+        ids = torch.randint(0, fields["vocab_size"], (3, 9), generator=gen)
+        segments = (torch.arange(9) >= 4).long().expand(3, 9)
+        summed = _reference_sum(emb, ids, segments)
+        with torch.no_grad():
+            expected = emb(ids, segments)  # bertlib's BertEmbeddings, in eval mode
+            plain = F.layer_norm(summed, summed.shape[-1:])
+        with case(f"with a 3 x 9 batch, LayerNorm weights not 1 and 0, hidden_dropout_prob={p}, in eval mode"):
+            got = _tensor(_forward_on_sum(student, fields, emb, summed, ids, segments), (3, 9, 8))
+            _eval_mode_check(got, expected, p)
+            check(not torch.allclose(got, plain, atol=1e-5) or torch.allclose(plain, expected, atol=1e-5),
+                  "your output is normalised, but without LayerNorm's learned weight and bias: use emb.LayerNorm "
+                  "itself (here its weight is not 1 and its bias not 0)")
+            check(torch.allclose(got, expected, atol=1e-5),
+                  f"the eval-mode output differs from BertEmbeddings': dropout(LayerNorm(sum)) with emb.LayerNorm "
+                  f"and emb.dropout; {_max_diff(got, expected)}")
+
+
+def test_dropout(student):
+    for seed, p, shape in [(303, 0.5, (4, 16, 32)), (3330, 0.2, (8, 32, 64)), (3331, 0.35, (8, 32, 64))]:
+        # Your forward in eval and in train mode on the same sum: training must only drop and rescale.
+        x = torch.randn(shape, generator=torch.Generator().manual_seed(seed)) * 3 + 1
+        fields, emb = _tiny_embeddings(seed, p=p, hidden_size=shape[-1], num_attention_heads=1)
+        ids = torch.zeros(shape[:2], dtype=torch.long)
+        with torch.no_grad():
+            reference = emb.LayerNorm(x)  # what eval mode gives
+        name = "the visible test's sum" if seed == 303 else f"a {' x '.join(map(str, shape))} sum"
+        with case(f"on {name}, hidden_dropout_prob={p}"):
+            evaluated = _tensor(_forward_on_sum(student, fields, emb.eval(), x, ids), shape, "the eval-mode output")
+            _eval_mode_check(evaluated, reference, p)
+            trained = _tensor(_forward_on_sum(student, fields, emb.train(), x, ids, seed=seed), shape,
+                              "the train-mode output")
+            dropped = trained == 0
+            share = dropped.float().mean().item()
+            check(abs(share - p) < 0.05,
+                  f"in train mode {share:.0%} of the values are zero; dropout with p={p} zeroes about {p:.0%}"
+                  + (" (dropout comes last, on LayerNorm's output: a LayerNorm after it shifts the zeros away; "
+                     "and emb.dropout must run in train mode)" if share < 0.01 else ""))
+            check(torch.allclose(trained[~dropped], evaluated[~dropped] / (1 - p), atol=1e-5),
+                  "in train mode the values kept should be the eval-mode output scaled by 1/(1-p): dropout comes "
+                  "after LayerNorm")
+
+
+# ------------------------------------------------------------------------------------------------ part 4
+def _raises_value_error(call, what):
+    """Check that ``call()`` raises ValueError in the student's kernel; ``what`` says why it should."""
+    try:
+        got = call()
+    except KernelGone:
+        raise
+    except StudentError as e:
+        check(str(e).startswith("raised ValueError:"), f"{what} should raise ValueError; your code {e}")
+        return
+    raise CheckFailed(f"{what} should raise ValueError, got {got!r}")
+
+
+def _shape(student, cfg_fields, B, T):
+    try:
+        got = student.embeddings_output_shape(wire.Config(cfg_fields), B, T)
+    except KernelGone:
+        raise
+    except StudentError as e:
+        P = cfg_fields["max_position_embeddings"]
+        if T == P and str(e).startswith("raised ValueError:"):
+            raise CheckFailed(f"seq_len={T} = max_position_embeddings raised ValueError, but it fits: its positions "
+                              f"are 0..{P - 1}, rows of the table. Only a longer sequence has no embedding") from None
+        raise
+    check(isinstance(got, (tuple, list, torch.Size)) and all(isinstance(n, int) for n in got),
+          f"expected a tuple of ints, got {got!r}")
+    return tuple(got)
+
+
+def test_shape(student):
+    base = {"max_position_embeddings": 512}  # the rest: BERT-Base's defaults
+    with case("BERT-Base, 2 sequences of 128 tokens (the visible test)"):
+        got = _shape(student, base, 2, 128)
+        check(got == (2, 128, 768), f"got {got}, expected (2, 128, 768)")
+    with case("BERT-Base, 513 tokens (the visible test)"):
+        _raises_value_error(lambda: student.embeddings_output_shape(wire.Config(base), 1, 513),
+                            "BERT-Base has 512 learned positions: 513 tokens")
+    gen = torch.Generator().manual_seed(3340)
+    for trial in range(4):
+        P = int(torch.randint(4, 40, (1,), generator=gen))
+        H = int(torch.randint(1, 9, (1,), generator=gen)) * 2
+        fields = dict(vocab_size=30, hidden_size=H, num_attention_heads=2, max_position_embeddings=P)
+        ref = BertEmbeddings(BertConfig(**fields)).eval()
+        for B, T in ((1, P), (3, max(1, P // 2))):
+            with torch.no_grad():
+                expected = tuple(ref(torch.zeros(B, T, dtype=torch.long)).shape)
+            with case(f"with hidden_size={H}, max_position_embeddings={P}, batch_size={B}, seq_len={T}"):
+                got = _shape(student, fields, B, T)
+                check(got == expected, f"got {got}, expected {expected}"
+                      + (": added, not concatenated, the width stays H" if got[-1:] == (3 * H,) else ""))
+        with case(f"with max_position_embeddings={P} and seq_len={P + 1}"):
+            _raises_value_error(lambda: student.embeddings_output_shape(wire.Config(fields), 2, P + 1),
+                                f"a table of {P} learned positions has no row for position {P}: seq_len={P + 1}")
