@@ -50,8 +50,9 @@ def _data_or_none(value):
 
 
 def _student_traceback(exc: BaseException) -> list[str]:
-    """The frames of the student's own code (cells), without this module's."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "course/grading" not in f.filename]
+    """The frames of the student's own code (cells, and bertlib's stubs), without this module's or torch's."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if "course/grading" not in f.filename and "site-packages" not in f.filename]
     return [f"line {f.lineno} in {f.name}: {f.line}" for f in frames][-5:]
 
 

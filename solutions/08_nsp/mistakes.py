@@ -15,6 +15,24 @@ def make_nsp_pairs(documents, rng):
 '''
 _OTHER_DOCUMENT = "other = rng.choice([k for k in range(len(documents)) if k != d]); tokens_b = rng.choice(documents[other])"
 
+# A pair maker whose coin and NotNext draw are both spelled out, for the mistakes in how it draws.
+_DRAWS = '''
+def make_nsp_pairs(documents, rng):
+    {setup}
+    pairs = []
+    for d, document in enumerate(documents):
+        for i in range(len(document) - 1):
+            if {coin}:
+                pairs.append((document[i], document[i + 1], IS_NEXT))
+            else:
+                other = {other}
+                pairs.append((document[i], {sentence}, NOT_NEXT))
+    return pairs
+'''
+_FAIR = dict(setup="pass", coin="rng.random() < 0.5",
+             other="rng.choice([k for k in range(len(documents)) if k != d])",
+             sentence="rng.choice(documents[other])")
+
 MISTAKES = {
     "nsp_labels_inverted": {
         "why": "0 = IsNext and 1 = NotNext; the reverse trains the opposite question",
@@ -64,5 +82,30 @@ def pretraining_loss(prediction_logits, seq_relationship_logits, labels, next_se
     return bertlib.mlm_loss(prediction_logits, labels) + bertlib.nsp_loss(seq_relationship_logits, next_sentence_label)
 '''},
         "loses": ["test_pretraining_loss"],
+    },
+    "ignores_rng_argument": {
+        "why": "a generator of its own, seeded with a constant: every rng gives the same pairs",
+        "cells": {"pairs": _DRAWS.format(**{**_FAIR, "setup": "rng = random.Random(0)"})},
+        "loses": ["test_pairs"],
+    },
+    "labels_alternate": {
+        "why": "IsNext, NotNext, IsNext, ...: half of each, but no coin is tossed for a pair",
+        "cells": {"pairs": _DRAWS.format(**{**_FAIR, "coin": "len(pairs) % 2 == 0"})},
+        "loses": ["test_pairs"],
+    },
+    "b_from_next_document": {
+        "why": "B's document is always the one after A's, not a random other document",
+        "cells": {"pairs": _DRAWS.format(**{**_FAIR, "other": "(d + 1) % len(documents)"})},
+        "loses": ["test_pairs"],
+    },
+    "b_first_sentence": {
+        "why": "B is always the first sentence of the other document, not a random one of its sentences",
+        "cells": {"pairs": _DRAWS.format(**{**_FAIR, "sentence": "documents[other][0]"})},
+        "loses": ["test_pairs"],
+    },
+    "b_at_a_position": {
+        "why": "B is the sentence at A's own position in the other document, not a random one",
+        "cells": {"pairs": _DRAWS.format(**{**_FAIR, "sentence": "documents[other][min(i, len(documents[other]) - 1)]"})},
+        "loses": ["test_pairs"],
     },
 }

@@ -100,4 +100,39 @@ MISTAKES = {
         "cells": {"span": _SPAN.format(condition=f"{_ORDER} and {_CONTEXT}")},
         "loses": ["test_span"],
     },
+    "no_dropout_sequence": {
+        "why": "self.dropout belongs where the pooled vector enters the classifier (it acts in train() mode)",
+        "cells": {"sequence": _SEQUENCE.format(body="return self.classifier(out.pooler_output)")},
+        "loses": ["test_sequence"],
+    },
+    "no_dropout_token": {
+        "why": "self.dropout belongs where every token's vector enters the classifier (it acts in train() mode)",
+        "cells": {"token": _TOKEN.format(body="return self.classifier(h)")},
+        "loses": ["test_token"],
+    },
+    "token_logits_zeroed_at_padding": {
+        "why": "the head scores padding positions too; the loss skips them through labels of -100",
+        "cells": {"token": _TOKEN.format(body="return self.classifier(self.dropout(h)) * attention_mask[:, :, None]")},
+        "loses": ["test_token"],
+    },
+    "qa_logits_zeroed_at_padding": {
+        "why": "the start and end logits of padding positions are the head's output too; decoding skips them",
+        "cells": {"qa": _QA.format(body="start_logits, end_logits = logits.unbind(dim=-1)\n"
+                                        "        return start_logits * attention_mask, end_logits * attention_mask")},
+        "loses": ["test_qa"],
+    },
+    "span_returns_tensors": {
+        "why": "best_span returns two Python ints, not 0-dimensional tensors",
+        "cells": {"span": '''
+def best_span(start_logits, end_logits, context_mask, max_answer_length=30):
+    T = start_logits.shape[0]
+    scores = start_logits[:, None] + end_logits[None, :]
+    i = torch.arange(T)
+    length = i[None, :] - i[:, None] + 1
+    valid = (length >= 1) & (length <= max_answer_length) & context_mask[:, None] & context_mask[None, :]
+    best = scores.masked_fill(~valid, float("-inf")).argmax()
+    return best // T, best % T
+'''},
+        "loses": ["test_span"],
+    },
 }
