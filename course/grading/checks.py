@@ -56,6 +56,8 @@ def case(description: str):
         raise CheckFailed(f"{description}: {e}") from None
     except StudentError as e:
         raise CheckFailed(f"{description}: your code {e}") from None
+    except Exception as e:  # the answer had a form the test did not expect (a list for a tensor, say)
+        raise CheckFailed(f"{description}: {_unexpected(e)}") from None
 
 
 def load(source_dir: Path):
@@ -83,4 +85,11 @@ def run(module, grade_id: str, student) -> str | None:
         return str(e)
     except StudentError as e:
         return f"your code {e}"
+    except Exception as e:  # never lets one answer stop the grading of the others
+        return _unexpected(e)
     return None
+
+
+def _unexpected(e: Exception) -> str:
+    return (f"the grader could not check your answer: it is not of the form the task asks for "
+            f"({type(e).__name__}: {str(e)[:300]})")

@@ -71,4 +71,22 @@ def cls_logits(last_hidden_state, pooler_dense, classifier):
 '''},
         "loses": ["test_head"],
     },
+    "cls_of_first_row_only": {
+        "why": "every sequence of the batch is classified from its own [CLS] vector, not from the first row's",
+        "cells": {"head": '''
+def cls_logits(last_hidden_state, pooler_dense, classifier):
+    cls = last_hidden_state[0, 0].expand(last_hidden_state.shape[0], -1)
+    return classifier(torch.tanh(pooler_dense(cls)))
+'''},
+        "loses": ["test_head"],
+    },
+    "dropout_at_inference": {
+        "why": "dropout is left out at inference: F.dropout's default training=True makes the logits random",
+        "cells": {"head": '''
+def cls_logits(last_hidden_state, pooler_dense, classifier):
+    pooled = torch.tanh(pooler_dense(last_hidden_state[:, 0]))
+    return classifier(torch.nn.functional.dropout(pooled, p=0.1))
+'''},
+        "loses": ["test_head"],
+    },
 }

@@ -53,6 +53,31 @@ def masked_softmax(scores, attention_mask):
 '''},
         "loses": ["test_softmax"],
     },
+    "padding_ignores_dtype": {
+        "why": "the mask is built in the dtype asked for: finfo(float32).min is -inf in float16",
+        "cells": {"padding": '''
+def additive_padding_mask(attention_mask, dtype=torch.float32):
+    mask = torch.zeros(attention_mask.shape)
+    return mask.masked_fill(attention_mask == 0, torch.finfo(torch.float32).min)[:, None, None, :]
+'''},
+        "loses": ["test_padding"],
+    },
+    "softmax_fills_minus_inf": {
+        "why": "-inf instead of finfo.min: a sequence that is all padding gets NaN weights",
+        "cells": {"softmax": '''
+def masked_softmax(scores, attention_mask):
+    return scores.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf")).softmax(dim=-1)
+'''},
+        "loses": ["test_softmax"],
+    },
+    "softmax_mask_in_float32": {
+        "why": "the mask must be in the scores' dtype: a float32 mask turns float16 scores into float32 weights",
+        "cells": {"softmax": '''
+def masked_softmax(scores, attention_mask):
+    return (scores + additive_padding_mask(attention_mask)).softmax(dim=-1)
+'''},
+        "loses": ["test_softmax"],
+    },
     "causal_mask_transposed": {
         "why": "the query (row) i must not see keys (columns) j > i",
         "cells": {"causal": '''

@@ -58,4 +58,58 @@ def top_k_at_masks(logits, input_ids, mask_token_id, k=5):
 '''},
         "loses": ["test_top_k"],
     },
+    "loss_not_differentiable": {
+        "why": "the loss is turned into a number and back: right value, no gradient, so nothing can train on it",
+        "cells": {"mlm_loss": '''
+def masked_lm_loss(logits, labels):
+    V = logits.size(-1)
+    loss = F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1), ignore_index=-100)
+    return torch.tensor(loss.item())
+'''},
+        "loses": ["test_mlm_loss"],
+    },
+    "layer_norm_eps_ignored": {
+        "why": "the layer_norm passed in is applied with its own eps: F.layer_norm's default 1e-5 is not it",
+        "cells": {"mlm_head": '''
+def mlm_head_logits(sequence_output, dense, layer_norm, word_embeddings, bias):
+    h = F.gelu(dense(sequence_output))
+    h = F.layer_norm(h, h.shape[-1:], layer_norm.weight, layer_norm.bias)
+    return h @ word_embeddings.weight.T + bias
+'''},
+        "loses": ["test_mlm_head"],
+    },
+    "mask_id_hardcoded": {
+        "why": "the [MASK] id is the mask_token_id argument, not BERT's 103: another vocabulary has another id",
+        "cells": {"top_k": '''
+def top_k_at_masks(logits, input_ids, mask_token_id, k=5):
+    positions = (input_ids == 103).nonzero()
+    probs = logits[positions[:, 0], positions[:, 1]].softmax(dim=-1)
+    top = probs.topk(k, dim=-1)
+    return positions, top.indices, top.values
+'''},
+        "loses": ["test_top_k"],
+    },
+    "positions_as_python_list": {
+        "why": "positions is an (N, 2) long tensor, as the task says, not a Python list of pairs",
+        "cells": {"top_k": '''
+def top_k_at_masks(logits, input_ids, mask_token_id, k=5):
+    positions = [[b, t] for b in range(input_ids.shape[0]) for t in range(input_ids.shape[1])
+                 if input_ids[b, t] == mask_token_id]
+    rows, cols = [p[0] for p in positions], [p[1] for p in positions]
+    probs = logits[rows, cols].softmax(dim=-1)
+    top = probs.topk(k, dim=-1)
+    return positions, top.indices, top.values
+'''},
+        "loses": ["test_top_k"],
+    },
+    "softmax_over_top_k_only": {
+        "why": "the probabilities are a softmax over the whole vocabulary, not renormalized over the k best words",
+        "cells": {"top_k": '''
+def top_k_at_masks(logits, input_ids, mask_token_id, k=5):
+    positions = (input_ids == mask_token_id).nonzero()
+    top = logits[positions[:, 0], positions[:, 1]].topk(k, dim=-1)
+    return positions, top.indices, top.values.softmax(dim=-1)
+'''},
+        "loses": ["test_top_k"],
+    },
 }

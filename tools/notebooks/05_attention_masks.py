@@ -19,27 +19,16 @@ CELLS = [
     GPT's causal mask is built the same way, with shape (1, 1, T, T), hiding every key to the right of
     the query. BERT has no causal mask.
 
-    bertlib has all of these; the tests switch them off while your code runs.
+    bertlib has all of these; the grader switches them off while your notebook is graded.
     """),
     setup("""
     import torch
     import bertlib
-    from bertlib import attention as _attention
-
-    # What the tests switch off while your code runs: bertlib's masks and attention.
-    _BERTLIB_MASKS = (_attention.additive_mask, _attention.padding_visibility, _attention.causal_visibility,
-                      _attention.build_attention_mask, _attention.eager_attention, _attention.BertSelfAttention)
 
 
     def _reference_padding_mask(attention_mask, dtype=torch.float32):
-        # bertlib's mask, computed before the tests switch bertlib off.
+        # bertlib's mask: the visible softmax test swaps it in for yours, so that it grades Part 2 alone.
         return bertlib.additive_mask(bertlib.padding_visibility(attention_mask), dtype)
-
-
-    def _random_batch(gen, B, T):
-        lengths = torch.randint(1, T + 1, (B,), generator=gen)
-        lengths[0] = T  # one full-length row, as a real padded batch has
-        return (torch.arange(T)[None] < lengths[:, None]).long()  # (B, T)
     """),
     md("""
     ## Part 1: the additive padding mask (2 points)
@@ -69,23 +58,15 @@ CELLS = [
     half = additive_padding_mask(torch.tensor([[1, 0]]), torch.float16)
     assert half.dtype == torch.float16 and half[0, 0, 0, 1].item() == torch.finfo(torch.float16).min, (
         f"in float16 padding should get {torch.finfo(torch.float16).min}, got {half.flatten().tolist()} ({half.dtype})")
-    ### BEGIN HIDDEN TESTS
-    gen = torch.Generator().manual_seed(501)
-    for dtype in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
-        B, T = int(torch.randint(1, 6, (1,), generator=gen)), int(torch.randint(1, 12, (1,), generator=gen))
-        mask = _random_batch(gen, B, T)
-        expected = _reference_padding_mask(mask, dtype)
-        with bertlib_unavailable(*_BERTLIB_MASKS):
-            got = additive_padding_mask(mask, dtype)
-        assert got.dtype == dtype and torch.equal(got, expected), f"{dtype}, mask {mask.tolist()}: got {got}"
-    ### END HIDDEN TESTS
     '''),
     md("""
     ## Part 2: masked softmax (3 points)
 
     `scores` are attention scores (B, nh, T, T) (already divided by sqrt(d)); `attention_mask` is (B, T).
     Return the attention weights: softmax over the keys (last dimension) with padding keys weighted 0.
-    Use your `additive_padding_mask`: while this part is tested it is replaced by a correct one.
+    Use your `additive_padding_mask`, in the scores' dtype. A mistake in it costs Part 1's points, not
+    these: the visible test below swaps in a correct one, and the grader accepts the weights of a correct
+    mask or of yours, added before the softmax.
     """),
     solution("softmax", '''
     def masked_softmax(scores, attention_mask):
@@ -108,23 +89,6 @@ CELLS = [
     assert torch.allclose(got[0, 0], expected, atol=1e-4), (
         f"weights {got[0, 0].tolist()}; expected {expected.tolist()}: the padding key (column 2) gets 0 "
         "even with a score of 50, every query (a padding query too) still sees the real keys, each row sums to 1")
-    ### BEGIN HIDDEN TESTS
-    gen = torch.Generator().manual_seed(502)
-    for _ in range(4):
-        B, nh, T = (int(torch.randint(lo, hi, (1,), generator=gen)) for lo, hi in ((1, 5), (1, 4), (2, 10)))
-        mask = _random_batch(gen, B, T)
-        scores = torch.randn(B, nh, T, T, generator=gen) * 4
-        _ref = _reference_padding_mask(mask)  # computed now: bertlib is off while yours runs
-        expected = (scores + _ref).softmax(-1)
-        _yours = additive_padding_mask
-        additive_padding_mask = lambda attention_mask, dtype=torch.float32: _ref.to(dtype)
-        try:
-            with bertlib_unavailable(*_BERTLIB_MASKS):
-                got = masked_softmax(scores, mask)
-        finally:
-            additive_padding_mask = _yours
-        assert torch.allclose(got, expected, atol=1e-6), f"B={B}, nh={nh}, mask {mask.tolist()}: wrong weights"
-    ### END HIDDEN TESTS
     '''),
     md("""
     ## Part 3: GPT's causal mask (2 points)
@@ -150,12 +114,5 @@ CELLS = [
     assert torch.equal(got[0, 0], expected), (
         f"hidden keys per query {hidden_pattern}; expected [[0, 1, 1], [0, 0, 1], [0, 0, 0]] "
         "(query i sees keys 0..i; the hidden ones get finfo.min, the rest 0)")
-    ### BEGIN HIDDEN TESTS
-    for T, dtype in ((1, torch.float32), (5, torch.float64), (17, torch.float16), (8, torch.bfloat16)):
-        expected = bertlib.additive_mask(bertlib.causal_visibility(T), dtype)[None, None]
-        with bertlib_unavailable(*_BERTLIB_MASKS):
-            got = causal_additive_mask(T, dtype)
-        assert got.dtype == dtype and torch.equal(got, expected), f"T={T}, {dtype}: wrong causal mask"
-    ### END HIDDEN TESTS
     '''),
 ]

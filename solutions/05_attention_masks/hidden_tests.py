@@ -1,0 +1,213 @@
+"""Hidden tests of assignment 5 (the additive padding mask, masked softmax, the causal mask), run by the
+grader outside the student's kernel.
+
+Each function grades the graded cell of the same name: it calls the student's functions through
+``student`` (their kernel, sandboxed), on the visible tests' inputs and on new ones, and checks the data
+that comes back against bertlib, here. See course/grading/checks.py.
+"""
+import contextlib
+
+import torch
+
+import bertlib
+from course.grading.checks import CheckFailed, case, check, tensor
+from course.grading.remote import KernelGone, StudentError
+
+# While the notebook is graded its kernel has these as stubs: bertlib's masks and attention.
+SWITCHED_OFF = [
+    "bertlib.attention.additive_mask", "bertlib.attention.padding_visibility", "bertlib.attention.causal_visibility",
+    "bertlib.attention.build_attention_mask", "bertlib.attention.eager_attention",
+    "bertlib.attention.BertSelfAttention",
+]
+
+DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
+
+
+@contextlib.contextmanager
+def _case(description: str):
+    """``case``, and an answer so malformed that checking it raised counts as a failed check, not a crash."""
+    with case(description):
+        try:
+            yield
+        except (CheckFailed, StudentError):
+            raise
+        except Exception as e:  # e.g. a result of an unexpected type or shape
+            raise CheckFailed(f"your answer could not be checked ({type(e).__name__}: {e}): check what your "
+                              "function returns (its type, shape and dtype)") from None
+
+
+def _reference_padding_mask(attention_mask, dtype=torch.float32):
+    return bertlib.additive_mask(bertlib.padding_visibility(attention_mask), dtype)  # (B, 1, 1, T)
+
+
+def _batch(lengths, T):
+    return (torch.arange(T)[None] < torch.tensor(lengths)[:, None]).long()  # (B, T)
+
+
+def _random_batch(gen, B, T):
+    lengths = torch.randint(1, T + 1, (B,), generator=gen)
+    lengths[0] = T  # one full-length row, as a real padded batch has
+    return (torch.arange(T)[None] < lengths[:, None]).long()  # (B, T)
+
+
+def _describe(mask):
+    B, T = mask.shape
+    return f"a {B} x {T} batch of lengths {mask.sum(1).tolist()}"
+
+
+# ------------------------------------------------------------------------------------------------ part 1
+def _check_padding(got, mask, dtype):
+    got = tensor(got, "the mask")
+    B, T = mask.shape
+    check(tuple(got.shape) == (B, 1, 1, T),
+          f"expected shape (B, 1, 1, T) = {(B, 1, 1, T)}, which broadcasts over heads and queries (padding is "
+          f"hidden as a key); got {tuple(got.shape)}")
+    check(got.dtype == dtype, f"expected {dtype} (the dtype argument), got {got.dtype}")
+    rows, real = got[:, 0, 0], mask.bool()
+    check(bool((rows[real] == 0).all()),
+          f"real tokens must get 0 (scores unchanged), got {sorted(set(rows[real].float().tolist()))}")
+    low = torch.finfo(dtype).min
+    pad = sorted(set(rows[~real].double().tolist()))
+    check(bool((rows[~real] == low).all()),
+          f"padding got {pad}; expected torch.finfo({dtype}).min = {low}"
+          + (" (-inf makes a row with nothing visible NaN)" if float("-inf") in pad else "")
+          + ("" if dtype == torch.float32 else ": the most negative finite value of the dtype asked for"))
+    check(torch.equal(got, _reference_padding_mask(mask, dtype)), "the mask differs from bertlib's")
+
+
+def test_padding(student):
+    pad = student.additive_padding_mask
+    with _case("on the visible test's mask [[1, 1, 0]] (default dtype)"):
+        _check_padding(pad(torch.tensor([[1, 1, 0]])), torch.tensor([[1, 1, 0]]), torch.float32)
+    with _case("on the visible test's mask [[1, 0]] in float16"):
+        _check_padding(pad(torch.tensor([[1, 0]]), torch.float16), torch.tensor([[1, 0]]), torch.float16)
+    gen = torch.Generator().manual_seed(501)
+    for dtype in DTYPES:
+        B, T = int(torch.randint(1, 6, (1,), generator=gen)), int(torch.randint(1, 12, (1,), generator=gen))
+        mask = _random_batch(gen, B, T)
+        with _case(f"with {_describe(mask)} in {dtype}"):
+            _check_padding(pad(mask, dtype), mask, dtype)
+    for dtype in DTYPES:
+        mask = _batch([6, 2, 4, 1], 6)  # every row its own length: each row hides its own padding
+        with _case(f"with {_describe(mask)} in {dtype}"):
+            _check_padding(pad(mask, dtype), mask, dtype)
+
+
+# ------------------------------------------------------------------------------------------------ part 2
+ATOL = {torch.float32: 1e-6, torch.float64: 1e-9, torch.float16: 2e-3, torch.bfloat16: 1e-2}
+
+
+def _same(got, want, atol):
+    """Same dtype, same shape, same weights (NaN where want has NaN)."""
+    return (got.dtype == want.dtype and got.shape == want.shape
+            and bool(torch.allclose(got.double(), want.double(), atol=atol, equal_nan=True)))
+
+
+def _yours(student, mask, dtype):
+    """The student's own additive_padding_mask, or None if it cannot be had."""
+    try:
+        yours = student.additive_padding_mask(mask, dtype)
+    except KernelGone:
+        raise
+    except StudentError:
+        return None
+    return yours if isinstance(yours, torch.Tensor) else None
+
+
+def _check_softmax(student, scores, mask, atol=None):
+    atol = ATOL[scores.dtype] if atol is None else atol
+    expected = (scores + _reference_padding_mask(mask, scores.dtype)).softmax(dim=-1)
+    got = tensor(student.masked_softmax(scores, mask), "the attention weights")
+    check(tuple(got.shape) == tuple(scores.shape), f"expected weights shaped like the scores {tuple(scores.shape)}, "
+                                                   f"got {tuple(got.shape)}")
+    if _same(got, expected, atol):
+        return
+    # Part 2 is graded on its own: the weights your own additive_padding_mask gives, added before the
+    # softmax, count too (dtype included), so a mistake in Part 1 costs Part 1's points only.
+    yours = _yours(student, mask, scores.dtype)
+    if yours is not None:
+        try:
+            if _same(got, (scores + yours).softmax(dim=-1), atol):
+                return
+        except RuntimeError:  # does not broadcast against the scores
+            pass
+    got64, expected64 = got.double(), expected.double()
+    check(not got.isnan().any() or expected.isnan().any(),
+          "some weights are NaN: a sequence that is all padding has a row that sees nothing, and -inf there "
+          "gives exp(-inf) / 0 = NaN; add finfo(dtype).min (your additive_padding_mask) instead, which keeps it "
+          "finite")
+    check(got.dtype == scores.dtype or not torch.allclose(got64, expected64, atol=atol),
+          f"with {scores.dtype} scores your weights come back as {got.dtype}: build the mask in the scores' "
+          "dtype, additive_padding_mask(attention_mask, scores.dtype), so that adding it keeps the scores' dtype")
+    keys = mask.bool()[:, None, None, :].expand_as(got)  # (B, nh, T, T): True at real keys
+    some = mask.bool().any(dim=1)[:, None, None, None].expand_as(got)  # rows of sequences with a real token
+    leaked = got64.masked_fill(keys | ~some, 0).flatten()
+    leak = leaked.abs().max().item()
+    example = leaked[leaked.abs().argmax()].item()
+    sums = got64.sum(dim=-1)
+    future = torch.ones(scores.shape[-1], scores.shape[-1], dtype=torch.bool).triu(1)
+    causal = (scores.masked_fill(future, torch.finfo(scores.dtype).min)
+              + _reference_padding_mask(mask, scores.dtype)).softmax(dim=-1)
+    if leak > 10 * atol:
+        why = (f"padding keys get weights other than 0 (e.g. {example:.3g}): add the mask to the scores before the "
+               "softmax, so that exp(score + finfo.min) is exactly 0")
+    elif not torch.allclose(sums, torch.ones_like(sums), atol=1e-2):
+        why = (f"the rows sum to {sorted(set(round(s, 3) for s in sums.flatten().tolist()))[:5]}, not 1: the softmax "
+               "is over the keys (the last dimension), after the mask is added")
+    elif torch.allclose(got64, causal.double(), atol=atol):
+        why = "the future keys are hidden too: that is GPT's causal mask; BERT hides only the padding keys"
+    else:
+        why = "the padding keys get 0 and every row sums to 1 over the real keys of its own sequence"
+    check(False, f"wrong attention weights (they differ from the expected by up to "
+                 f"{(got64 - expected64).abs().max().item():.3g}): {why}")
+
+
+def test_softmax(student):
+    scores = torch.tensor([[[[0.0, 0.0, 0.0], [1.0, 2.0, 50.0], [0.0, 0.0, 0.0]]]])  # (1, 1, 3, 3)
+    with _case("on the visible test's scores (1 x 1 x 3 x 3, the padding key scored 50) and mask [[1, 1, 0]]"):
+        _check_softmax(student, scores, torch.tensor([[1, 1, 0]]), atol=1e-4)
+    gen = torch.Generator().manual_seed(502)
+    for _ in range(4):
+        B, nh, T = (int(torch.randint(lo, hi, (1,), generator=gen)) for lo, hi in ((1, 5), (1, 4), (2, 10)))
+        mask = _random_batch(gen, B, T)
+        scores = torch.randn(B, nh, T, T, generator=gen) * 4
+        with _case(f"with {_describe(mask)} and {nh} heads"):
+            _check_softmax(student, scores, mask)
+    mask = _batch([7, 3, 1, 5], 7)  # every row its own padding
+    scores = torch.randn(4, 3, 7, 7, generator=gen) * 4
+    with _case(f"with {_describe(mask)} and 3 heads"):
+        _check_softmax(student, scores, mask)
+    mask = _batch([5, 0, 2], 5)  # the second sequence is all padding: its rows see nothing
+    scores = torch.randn(3, 2, 5, 5, generator=gen) * 4
+    with _case(f"with {_describe(mask)} (one sequence all padding) and 2 heads"):
+        _check_softmax(student, scores, mask)
+    for dtype in (torch.float16, torch.bfloat16, torch.float64):
+        mask = _batch([6, 4, 1], 6)
+        scores = (torch.randn(3, 2, 6, 6, generator=gen) * 4).to(dtype)
+        with _case(f"with {dtype} scores, {_describe(mask)} and 2 heads"):
+            _check_softmax(student, scores, mask)
+
+
+# ------------------------------------------------------------------------------------------------ part 3
+def _check_causal(got, T, dtype):
+    got = tensor(got, "the mask")
+    check(tuple(got.shape) == (1, 1, T, T), f"expected shape (1, 1, T, T) = {(1, 1, T, T)}, got {tuple(got.shape)}")
+    check(got.dtype == dtype, f"expected {dtype} (the dtype argument), got {got.dtype}")
+    low = torch.finfo(dtype).min
+    expected = bertlib.additive_mask(bertlib.causal_visibility(T), dtype)[None, None]  # (1, 1, T, T)
+    hidden = (got[0, 0] == low).int()
+    check(torch.equal(hidden, (expected[0, 0] == low).int()),
+          f"hidden keys per query {hidden.tolist() if T <= 6 else '(too many to show)'}; query i sees keys 0..i: "
+          "above the diagonal (key j > query i) is hidden, the rest is not")
+    if not torch.equal(got, expected):
+        values = sorted(set(got.double().flatten().tolist()))
+        check(False, f"the mask holds the values {values[:4]}; expected 0 where a key is visible and "
+                     f"torch.finfo({dtype}).min = {low} where it is hidden")
+
+
+def test_causal(student):
+    with _case("on the visible test's T=3 (default dtype)"):
+        _check_causal(student.causal_additive_mask(3), 3, torch.float32)
+    for T, dtype in ((1, torch.float32), (5, torch.float64), (17, torch.float16), (8, torch.bfloat16), (4, torch.float32)):
+        with _case(f"with T={T} in {dtype}"):
+            _check_causal(student.causal_additive_mask(T, dtype), T, dtype)
