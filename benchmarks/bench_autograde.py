@@ -10,7 +10,8 @@ each notebook's time into:
     kernel   starting the Python kernel (from "Executing notebook" to the first cell)
     setup    the read-only first cell: importing torch and bertlib
     cells    every other cell: the student's code and the tests
-    nbgrader the rest: reading and sanitizing the submission, the gradebook, writing the result
+    nbgrader the rest: the hidden tests (run by the grader, calling into the kernel), reading and
+             sanitizing the submission, the gradebook, writing the result
 """
 from __future__ import annotations
 
