@@ -176,6 +176,12 @@ sys.modules["course.grading.kernel_side"].serve = _fake_serve
 ''' + WRONG_SELECT,
 }
 KILLS_KERNEL = {"kills_its_kernel": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"}
+# One output message bigger than the grader accepts (course.grading.kernel.MAX_MESSAGE_BYTES): the grader
+# drops it rather than hold it in memory; the kernel may then stop answering, which costs only its own cells.
+FLOODS = {"sends_a_200mb_message": '''
+from IPython.display import display
+display({{"text/plain": "y" * 200_000_000}}, raw=True)
+'''}
 
 
 def _tree_digest(*roots: Path, skip=()) -> dict[str, str]:
@@ -220,7 +226,7 @@ def attacked(tmp_path_factory):
     fill = dict(root=course.root, repo=REPO, site=site, port=server.getsockname()[1])
     course.submit("honest1", A, solution_submission(course, A))
     course.submit("honest2", A, solution_submission(course, A))
-    for name, attack in {**CONTAINED, **KILLS_KERNEL}.items():
+    for name, attack in {**CONTAINED, **KILLS_KERNEL, **FLOODS}.items():
         course.submit(name, A, filled(release, {**answers, "select": attack.format(**fill) + "\n" + answers["select"]}))
     for name, cheat in CHEATS.items():
         course.submit(name, A, filled(release, {**answers, "select": cheat}))
@@ -256,7 +262,7 @@ def _feedback(course, student) -> str:
 
 def test_every_student_is_graded_and_honest_ones_get_full_marks(attacked):
     course = attacked["course"]
-    students = ["honest1", "honest2", "script_in_markdown", *CONTAINED, *CHEATS, *KILLS_KERNEL]
+    students = ["honest1", "honest2", "script_in_markdown", *CONTAINED, *CHEATS, *KILLS_KERNEL, *FLOODS]
     for s in students:
         assert course.total(A, s) is not None, f"{s} was not graded:\n{attacked['run'].log[-3000:]}"
     for s in ["honest1", "honest2", "script_in_markdown", *CONTAINED]:
@@ -273,6 +279,8 @@ def test_attackers_earn_no_more_than_their_answers(attacked):
         assert course.total(A, s) == attacked["full"] - attacked["part1"], f"{s}: {scores}"
     for s in KILLS_KERNEL:
         assert course.total(A, s) == 0, course.scores(A, s)
+    for s in FLOODS:
+        assert course.total(A, s) <= attacked["full"], course.scores(A, s)
 
 
 def test_nothing_outside_the_grading_output_changed(attacked):
@@ -317,7 +325,7 @@ def test_attacks_saw_nothing(attacked):
 
 def test_feedback_is_small_and_holds_no_live_script(attacked):
     course = attacked["course"]
-    for s in ["prints_20mb", "injects_script", "script_in_markdown"]:
+    for s in ["prints_20mb", *FLOODS, "injects_script", "script_in_markdown"]:
         page = _feedback(course, s)
         assert len(page) < 2 * 2**20, f"{s}: feedback page of {len(page)} bytes"
         assert not re.search(r"<script[^>]*>[^<]*pwned", page), f"{s}: a live script in the feedback page"

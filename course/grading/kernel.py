@@ -14,9 +14,13 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import zmq
 from jupyter_client import AsyncKernelManager
 
 from course.grading.sandbox import IPC_PREFIX, Sandbox, read_child_pid
+
+
+MAX_MESSAGE_BYTES = 96 * 2**20  # above the wire's 64 MiB answers, base64-encoded
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -59,6 +63,13 @@ class SandboxedKernelManager(AsyncKernelManager):
             await super()._async_cleanup_resources(restart=restart)
         finally:
             shutil.rmtree(getattr(self, "_host_dir", ""), ignore_errors=True)
+
+    def client(self, **kwargs):
+        """A client whose sockets drop any single message over MAX_MESSAGE_BYTES, so a kernel cannot make
+        the grader hold a huge output in memory (output below that is capped per cell by the grader)."""
+        kc = super().client(**kwargs)
+        kc.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        return kc
 
     def cleanup_ipc_files(self) -> None:
         pass  # they live in the sandbox's /tmp, gone with it
