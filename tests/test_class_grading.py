@@ -1,0 +1,503 @@
+"""Grading a whole class at once: ``python -m course.grade`` (course/grading/class_run.py).
+
+One release of assignment 07 (the fastest to grade) and one class of 22 submissions: honest ones (the
+solution, and named mistakes whose lost parts mistakes.py states), broken ones (not JSON, cut short,
+JSON that is no notebook), one that hangs (an infinite loop: the 20 s cell timeout), malicious ones (one
+kills its own kernel, one tries to write the gradebook and the ledger) and a student id that nbgrader
+would read as a pattern. Asserted, on real runs of the command:
+
+- with 2 workers, every honest score equals serial grading's (``nbgrader autograde``), every bad one is
+  reported, nothing is graded twice, and nbgrader's export and feedback read the result;
+- interrupted (SIGINT, then SIGKILL as a killed machine would) and resumed: each submission graded
+  once, the same final gradebook; a half-written grade, a lost ledger row and a resubmission regraded;
+- two shards on one throw-away PostgreSQL: together they grade everyone exactly once, the same
+  gradebook as one run;
+- SQLite with concurrent writers; every argument error named before any work; --help for every option.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import glob
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from nbgrader_harness import REPO, Course, filled, load_mistakes, solution_answers, solution_submission
+
+A = "07_masking"
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")]
+
+SOLVED = [f"honest_{i:02d}" for i in range(1, 8)]
+BROKEN = {"broken_not_json": "not a notebook", "broken_cut_short": "not a notebook",
+          "broken_not_a_notebook": "not a valid notebook"}
+HANGS, KILLS, WRITES, PATTERN = "hangs_forever", "kills_its_kernel", "writes_the_gradebook", "star*"
+WRITES_GRADEBOOK = '''
+import sqlite3
+for sql in ("update grade set auto_score = 99",
+            "insert into course_grade_done values ('bert-course', '07_masking', 'x', 'x', '2020-01-01', 0, 'x')"):
+    try:
+        db = sqlite3.connect("{root}/gradebook.db")
+        db.execute(sql)
+        db.commit()
+        print("WROTE GRADEBOOK")
+    except Exception as e:
+        print("no gradebook:", type(e).__name__, e)
+'''
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+@dataclass
+class Graded:
+    """One run of the command: exit status, output, its last-line JSON summary, its --report."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    summary: dict | None
+    report: dict | None
+
+    def results(self, status: str | None = None) -> dict[str, dict]:
+        rows = (self.report or {}).get("results", [])
+        return {r["student"]: r for r in rows if status is None or r["status"] == status}
+
+
+def _env(**extra) -> dict:
+    return dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+                MPLBACKEND="Agg", **extra)
+
+
+def _command(*args) -> list[str]:
+    return [sys.executable, "-m", "course.grade", *args]
+
+
+def _finish(proc, report: Path | None, timeout: float = 600) -> Graded:
+    out, err = proc.communicate(timeout=timeout)
+    lines = [ln for ln in out.strip().splitlines() if ln.startswith("{")]
+    summary = json.loads(lines[-1]) if lines else None
+    data = json.loads(report.read_text()) if report is not None and report.is_file() else None
+    return Graded(proc.returncode, out, err, summary, data)
+
+
+def start(course: Course, *args, env=None) -> tuple[subprocess.Popen, Path]:
+    report = Path(tempfile.mkstemp(prefix="report-", suffix=".json", dir=course.root.parent)[1])
+    report.unlink()
+    proc = subprocess.Popen(_command(*args, "--report", str(report)), cwd=course.root, env=env or _env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return proc, report
+
+
+def grade(course: Course, *args, env=None, timeout: float = 600) -> Graded:
+    proc, report = start(course, *args, env=env)
+    return _finish(proc, report, timeout)
+
+
+def ledger(course: Course, db: Path | None = None) -> dict[str, str]:
+    """{student: graded_at} of course_grade_done in a SQLite gradebook (empty while it does not exist)."""
+    try:
+        con = sqlite3.connect(f"file:{db or course.root / 'gradebook.db'}?mode=ro", uri=True, timeout=30)
+        try:
+            return {s: str(t) for s, t in con.execute("select student, graded_at from course_grade_done")}
+        finally:
+            con.close()
+    except sqlite3.OperationalError:
+        return {}
+
+
+def wait_for_ledger(course: Course, at_least: int, proc, timeout: float = 300) -> dict[str, str]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rows = ledger(course)
+        if len(rows) >= at_least:
+            return rows
+        assert proc.poll() is None, f"the run ended before {at_least} were graded: {proc.communicate()}"
+        time.sleep(0.2)
+    raise AssertionError(f"fewer than {at_least} graded after {timeout} s")
+
+
+def scores_in(db_url: str, students) -> dict[str, dict[str, float] | None]:
+    """{student: {graded cell: score}} in any gradebook (None: not graded)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    out = {}
+    with Gradebook(db_url, course_id="bert-course") as gb:
+        for s in students:
+            try:
+                nb = gb.find_submission_notebook(A, A, s)
+            except MissingEntry:
+                out[s] = None
+                continue
+            grades = {g.name: g.score for g in nb.grades}  # nbgrader's score is 0.0 for a cell never graded
+            out[s] = None if any(g.auto_score is None for g in nb.grades) else grades
+    return out
+
+
+def auto_scores(course: Course, student: str) -> list:
+    """The raw auto_score column of a student's grades (NULL: never graded; nbgrader's own ``score``
+    reads 0.0 then)."""
+    con = sqlite3.connect(course.root / "gradebook.db")
+    try:
+        return [r[0] for r in con.execute(
+            "select g.auto_score from grade g join submitted_notebook n on g.notebook_id = n.id "
+            "join submitted_assignment a on n.assignment_id = a.id where a.student_id = ?", (student,))]
+    finally:
+        con.close()
+
+
+def _processes_in(root: Path) -> list[str]:
+    """Processes working in, or naming, the course folder: the run's workers (their working directory is
+    the course root) and sandboxed kernels (theirs is autograded/<student>/<assignment>)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(proc / "cwd")
+            args = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if cwd.startswith(str(root)) or str(root) in args:
+            found.append(f"{proc.name} cwd={cwd} {args[:200]}")
+    return found
+
+
+# ----------------------------------------------------------------------------------------------- the class
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    """A course with 07 released (its gradebook knows the assignment), and the class's notebooks."""
+    course = Course(tmp_path_factory.mktemp("class") / "base", [A])
+    course.generate(A)
+    source, release = course.source(A), course.release(A)
+    answers = solution_answers(source)
+    points = {c.metadata["nbgrader"]["grade_id"]: float(c.metadata["nbgrader"]["points"])
+              for c in source.cells if c.metadata.get("nbgrader", {}).get("grade")}
+    honest, expected = {}, {}
+    for s in SOLVED:
+        honest[s], expected[s] = solution_submission(course, A), dict(points)
+    for name, m in list(load_mistakes(A).items())[:8]:
+        s = f"m_{name}"
+        honest[s] = filled(release, answers | m["cells"])
+        expected[s] = {g: 0.0 if g in m["loses"] else p for g, p in points.items()}
+    good = nbformat.writes(solution_submission(course, A))
+    bad = {"broken_not_json": "this is not a notebook\n", "broken_cut_short": good[: len(good) // 2],
+           "broken_not_a_notebook": json.dumps({"cells": "none", "hello": 1}),
+           HANGS: filled(release, answers | {"select": "while True:\n    pass\n"}),
+           KILLS: filled(release, answers | {"replace": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"}),
+           PATTERN: solution_submission(course, A)}
+    expected[HANGS] = points | {"test_select": 0.0}
+    expected[KILLS] = {g: (p if g == "test_select" else 0.0) for g, p in points.items()}
+    return dict(course=course, honest=honest, bad=bad, expected=expected, answers=answers, release=release,
+                points=points)
+
+
+def _class_course(released, name: str, students: dict) -> Course:
+    course = released["course"].clone(released["course"].root.with_name(name))
+    for s, nb in students.items():
+        course.submit(s, A, nb)
+    return course
+
+
+@pytest.fixture(scope="module")
+def parallel(released):
+    """The whole class graded by the command with 2 workers and, in a twin course at the same time, the
+    honest students by serial `nbgrader autograde` (the reference)."""
+    both = {**released["honest"], **released["bad"]}
+    course = _class_course(released, "parallel", both)
+    course.submit(WRITES, A, filled(released["release"], released["answers"] | {
+        "select": WRITES_GRADEBOOK.format(root=course.root) + released["answers"]["select"]}))
+    serial = _class_course(released, "serial", released["honest"])
+    with ThreadPoolExecutor(2) as pool:
+        ours = pool.submit(grade, course, A, "--workers", "2")
+        theirs = pool.submit(serial.autograde, A)
+        graded, serial_run = ours.result(), theirs.result()
+    assert serial_run.returncode == 0, serial_run.log[-3000:]
+    return dict(course=course, serial=serial, graded=graded, students=[*both, WRITES])
+
+
+def test_parallel_scores_equal_serial_grading(parallel, released):
+    graded, course = parallel["graded"], parallel["course"]
+    assert graded.returncode == 1, f"some submissions cannot be graded: exit 1\n{graded.stdout}\n{graded.stderr[-3000:]}"
+    ours = course.scores
+    for s in released["honest"]:
+        assert ours(A, s) == parallel["serial"].scores(A, s), f"{s}: parallel and serial grading differ"
+        assert ours(A, s) == released["expected"][s], f"{s}: {ours(A, s)}"
+    assert ours(A, WRITES) == released["points"], "the gradebook writer answered correctly"
+
+
+def test_every_bad_submission_is_reported_and_costs_only_its_own_grade(parallel, released):
+    graded, course = parallel["graded"], parallel["course"]
+    failed = {f["student"]: f["why"] for f in graded.summary["failed"]}
+    assert set(failed) == {*BROKEN, PATTERN}, failed
+    for s, says in BROKEN.items():
+        assert failed[s].startswith(says), failed[s]
+        assert f"{s}/{A}: {failed[s]}" in graded.stdout, "the summary names it and says why"
+        assert auto_scores(course, s) == [None] * len(released["points"]), "not graded, as serial nbgrader leaves it"
+    assert "pattern" in failed[PATTERN] and course.scores(A, PATTERN) is None
+    results = graded.results("graded")
+    assert course.scores(A, HANGS) == released["expected"][HANGS]
+    assert any("time limit" in p for p in results[HANGS]["problems"]), results[HANGS]
+    assert course.scores(A, KILLS) == released["expected"][KILLS]
+    assert any("kernel stopped" in p for p in results[KILLS]["problems"]), results[KILLS]
+    printed = "".join(o.get("text", "") for c in course.autograded(WRITES, A).cells for o in c.get("outputs", []))
+    assert "no gradebook" in printed and "WROTE GRADEBOOK" not in printed
+    rows = {ln.split()[0]: ln for ln in graded.stdout.splitlines() if ln.split()}
+    for s in [*released["honest"], HANGS, KILLS, WRITES]:
+        assert s in rows, f"no summary row for {s}"
+    assert f"{sum(released['points'].values()):.1f}" in rows["honest_01"]
+
+
+def test_nothing_is_graded_twice_and_a_rerun_retries_only_the_failed(parallel):
+    graded, course = parallel["graded"], parallel["course"]
+    names = [r["student"] for r in graded.report["results"]]
+    assert sorted(names) == sorted(parallel["students"]), "each submission handled exactly once"
+    done = ledger(course)
+    assert set(done) == set(graded.results("graded")), "the ledger holds exactly the graded ones"
+    again = grade(course, A, "--workers", "2")
+    assert again.returncode == 1
+    assert set(again.results()) == {*BROKEN, PATTERN}, "only what is not graded is tried again"
+    assert again.summary["already_graded"] == len(done)
+    assert ledger(course) == done, "nothing graded before was graded again"
+
+
+def test_nbgrader_export_and_feedback_read_the_gradebook(parallel, released):
+    course = parallel["course"]
+    rows = {r["student_id"]: r for r in csv.DictReader(open(course.export_csv()))}
+    for s in [*released["honest"], HANGS, KILLS]:
+        assert float(rows[s]["score"]) == sum(released["expected"][s].values()), rows[s]
+    course.nbgrader("generate_feedback", A, "--student", "honest_01", "--force")
+    assert (course.root / "feedback" / "honest_01" / A / f"{A}.html").is_file()
+
+
+# ----------------------------------------------------------------------------------------------- resuming
+def test_interrupted_twice_and_resumed_grades_each_once_to_the_same_gradebook(released, parallel):
+    students = {s: released["honest"][s] for s in list(released["honest"])[:8]}
+    course = _class_course(released, "resumed", students)
+    everyone = set(students)
+
+    proc, report = start(course, A, "--workers", "2")
+    wait_for_ledger(course, 3, proc)
+    proc.send_signal(signal.SIGINT)  # Ctrl-C
+    first = _finish(proc, report, timeout=60)
+    assert first.returncode == 130, first.stderr[-2000:]
+    assert first.summary["interrupted"] and "interrupted:" in first.stdout
+    after_first = ledger(course)
+    recorded = {s["student"] for s in first.summary["stopped"] if s["recorded"]}
+    assert set(after_first) == set(first.results("graded")) | recorded, "it says what was finished"
+    assert 3 <= len(after_first) < len(everyone)
+
+    proc, report = start(course, A, "--workers", "2")
+    wait_for_ledger(course, len(after_first) + 2, proc)
+    proc.kill()  # a machine that dies: no clean-up of any kind
+    proc.communicate(timeout=60)
+    deadline = time.monotonic() + 10
+    while _processes_in(course.root) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _processes_in(course.root), "a worker or a kernel outlived the killed run"
+    after_second = ledger(course)
+    assert {s: after_second[s] for s in after_first} == after_first, "graded before: not graded again"
+
+    third = grade(course, A, "--workers", "2")
+    assert third.returncode == 0, third.stdout + third.stderr[-2000:]
+    assert set(third.results()) == everyone - set(after_second), "only the rest is graded"
+    final = ledger(course)
+    assert set(final) == everyone
+    assert {s: final[s] for s in after_second} == after_second
+    reference = parallel["course"]
+    for s in everyone:
+        assert course.scores(A, s) == reference.scores(A, s), f"{s}: resumed run differs from one run"
+
+    # A half-written grade (killed between two of nbgrader's per-cell commits), a lost ledger row (killed
+    # right after the worker cleared it) and a resubmission: exactly those three are graded again.
+    half, unrecorded, resubmitted = sorted(everyone)[:3]
+    db = sqlite3.connect(course.root / "gradebook.db")
+    db.execute("update grade set auto_score = null where id in (select g.id from grade g "
+               "join submitted_notebook n on g.notebook_id = n.id join submitted_assignment a on n.assignment_id = a.id "
+               "join base_cell c on g.cell_id = c.id where a.student_id = ? and c.name = 'test_labels')", (half,))
+    db.execute("delete from course_grade_done where student = ?", (unrecorded,))
+    db.commit()
+    db.close()
+    course.submit(resubmitted, A, filled(released["release"], released["answers"] | load_mistakes(A)[
+        "masks_special_tokens"]["cells"]))
+    fourth = grade(course, A, "--workers", "2")
+    assert fourth.returncode == 0, fourth.stdout
+    assert set(fourth.results()) == {half, unrecorded, resubmitted}
+    assert course.scores(A, half) == reference.scores(A, half)
+    assert course.scores(A, resubmitted)["test_select"] == 0.0, "the new submission was graded"
+    forced = grade(course, A, "--workers", "2", "--force", "--student", half)
+    assert set(forced.results("graded")) == {half}, "--force regrades what is graded"
+
+
+# ----------------------------------------------------------------------------------------------- shards
+def _pg_bin() -> Path | None:
+    found = glob.glob("/usr/lib/postgresql/*/bin/initdb")
+    return Path(max(found, key=lambda p: int(Path(p).parts[-3]))).parent if found else None
+
+
+@contextmanager
+def postgres():
+    """A throw-away PostgreSQL server on a unix socket in a temporary folder; its URL. initdb refuses to
+    run as root, so as root the server runs as the `postgres` user."""
+    bin_dir = _pg_bin()
+    if bin_dir is None:
+        pytest.skip("PostgreSQL is not installed (Debian: apt-get install postgresql; .ci/run installs it)")
+    base = Path(tempfile.mkdtemp(prefix="pg-class-"))
+    as_user = []
+    if os.geteuid() == 0:
+        import pwd
+
+        user = pwd.getpwnam("postgres")
+        os.chown(base, user.pw_uid, user.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data = base / "data"
+    subprocess.run([*as_user, str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
+                    "--no-sync", "-E", "UTF8"], check=True, capture_output=True)
+    ctl = [*as_user, str(bin_dir / "pg_ctl"), "-D", str(data)]
+    subprocess.run([*ctl, "-o", f"-k {base} -c listen_addresses='' -c fsync=off", "-l", str(base / "log"),
+                    "-w", "-t", "60", "start"], check=True, capture_output=True)
+    try:
+        import psycopg
+
+        with psycopg.connect(host=str(base), user="postgres", dbname="postgres", autocommit=True) as conn:
+            conn.execute("create database gradebook")
+        yield f"postgresql+psycopg://postgres@/gradebook?host={base}"
+    finally:
+        subprocess.run([*ctl, "-m", "immediate", "-w", "stop"], capture_output=True)
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_two_shards_on_one_postgresql_grade_everyone_once(released, parallel):
+    from course.grading.class_run import in_shard
+
+    picked = [*list(released["honest"])[:8], "broken_not_json", KILLS]
+    students = {s: {**released["honest"], **released["bad"]}[s] for s in picked}
+    course = _class_course(released, "sharded", students)
+    with postgres() as url:
+        with ThreadPoolExecutor(2) as pool:  # two machines, one gradebook: the assignment is not in it yet
+            runs = list(pool.map(lambda k: grade(course, A, "--workers", "1", "--db", url, "--shard", f"{k}/2"),
+                                 [0, 1]))
+        for k, run in enumerate(runs):
+            assert run.returncode in (0, 1), run.stdout + run.stderr[-3000:]
+            assert set(run.results()) == {s for s in picked if in_shard(s, (k, 2))}, f"shard {k}/2"
+        handled = [s for run in runs for s in run.results()]
+        assert sorted(handled) == sorted(picked), "together the shards handle everyone exactly once"
+        failed = [f["student"] for run in runs for f in run.summary["failed"]]
+        assert failed == ["broken_not_json"]
+        got = scores_in(url, picked)
+        reference = scores_in(f"sqlite:///{parallel['course'].root / 'gradebook.db'}", picked)
+        assert got["broken_not_json"] is None
+        for s in picked:
+            assert got[s] == reference[s], f"{s}: the sharded gradebook differs from one run"
+        from sqlalchemy import create_engine, text
+
+        engine = create_engine(url)
+        with engine.connect() as conn:
+            rows = conn.execute(text("select student, count(*) from course_grade_done group by student")).all()
+        engine.dispose()
+        assert dict(rows) == {s: 1 for s in picked if s != "broken_not_json"}
+        exported = course.root / "pg-grades.csv"
+        course.nbgrader("export", "--db", url, "--to", str(exported))
+        rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader(open(exported))}
+        assert rows[KILLS] == sum(released["expected"][KILLS].values())
+
+
+# ----------------------------------------------------------------------------------------------- SQLite
+def _hammer(url: str, worker: int, rounds: int) -> int:
+    """Many short write transactions through nbgrader's own Gradebook, as workers make them."""
+    from nbgrader.api import Gradebook
+
+    for i in range(rounds):
+        with Gradebook(url, course_id="bert-course") as gb:
+            gb.update_or_create_student(f"w{worker}_{i}", first_name=str(i))
+    return rounds
+
+
+def test_sqlite_takes_concurrent_writers(released, tmp_path):
+    from multiprocessing import get_context
+
+    from course.grading.class_db import normalise_url, open_engine, use_wal
+
+    db = tmp_path / "gradebook.db"
+    db.write_bytes((released["course"].root / "gradebook.db").read_bytes())
+    url = normalise_url(f"sqlite:///{db}")
+    assert "timeout=60" in url
+    use_wal(open_engine(url))
+    with get_context("spawn").Pool(4) as pool:
+        done = pool.starmap(_hammer, [(url, w, 40) for w in range(4)])
+    assert done == [40] * 4
+    con = sqlite3.connect(db)
+    assert con.execute("select count(*) from student where id like 'w%\\_%' escape '\\'").fetchone()[0] == 160
+    assert con.execute("pragma journal_mode").fetchone()[0] == "wal"
+    con.close()
+
+
+# ----------------------------------------------------------------------------------------------- arguments
+def _refused(course: Course, *args, env=None) -> str:
+    proc = subprocess.run(_command(*args), cwd=course.root, env=env or _env(), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2, f"{args}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    assert not (course.root / "autograded").exists(), f"{args}: it graded before refusing"
+    return proc.stderr
+
+
+def test_bad_arguments_are_named_before_any_work(released):
+    course = released["course"].clone(released["course"].root.with_name("arguments"))
+    assert "no submissions of 07_masking" in _refused(course, A)
+    course.submit("alice", A, released["honest"]["honest_01"])
+    assert "unknown assignment 'nope'" in (said := _refused(course, "nope")) and A in said
+    assert "argument --workers: 0 is less than 1" in _refused(course, A, "--workers", "0")
+    assert "0 <= K < N" in _refused(course, A, "--shard", "2/2")
+    assert "is not K/N" in _refused(course, A, "--shard", "half")
+    assert "no submission of 07_masking by ghost" in _refused(course, A, "--student", "ghost")
+    no_bwrap = _env(PATH=str(Path(sys.executable).parent))
+    said = _refused(course, A, env=no_bwrap)
+    assert "sandbox cannot run here" in said and "bubblewrap" in said
+    assert "not a database URL" in _refused(course, A, "--db", "::nonsense::")
+    assert "cannot connect to the gradebook database" in _refused(
+        course, A, "--db", "postgresql+psycopg://nobody@/gradebook?host=/nonexistent-socket-dir")
+
+
+def test_every_option_has_help_text(monkeypatch):
+    from course.grading import class_run
+
+    parser = class_run.build_parser()
+    assert parser.prog == "python -m course.grade" and parser.description
+    undocumented = [a.option_strings[-1] if a.option_strings else a.dest for a in parser._actions if not a.help]
+    assert undocumented == []
+    assert isinstance(parser, argparse.ArgumentParser)
+    out = subprocess.run(_command("--help"), capture_output=True, text=True, cwd=REPO, env=_env())
+    assert out.returncode == 0 and "--shard K/N" in out.stdout and "--db URL" in out.stdout
+
+
+def test_the_deployment_manifest_runs_the_command_with_a_shard(monkeypatch):
+    import shlex
+
+    import yaml
+
+    from course.grading.class_run import build_parser
+
+    job = yaml.safe_load((REPO / "docs" / "class-grading-job.yaml").read_text())
+    assert job["kind"] == "Job" and job["spec"]["completionMode"] == "Indexed"
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value", "") for e in container["env"]}
+    assert int(env["SHARDS"]) == job["spec"]["completions"] == job["spec"]["parallelism"]
+    script = container["command"][-1]
+    line = next(ln for ln in script.splitlines() if "-m course.grade" in ln)
+    for name, value in {**env, "JOB_COMPLETION_INDEX": "1", "GRADEBOOK_URL": "postgresql://u@db/g"}.items():
+        monkeypatch.setenv(name, value)
+    argv = shlex.split(os.path.expandvars(line.split("-m course.grade", 1)[1].split("||")[0]))
+    args = build_parser().parse_args(argv)
+    assert args.shard == (1, int(env["SHARDS"])) and args.db == "postgresql://u@db/g"
