@@ -81,9 +81,10 @@ def parse_shard(text: str) -> tuple[int, int]:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Grade every submission of an assignment (or of all) in parallel, each in its own sandboxed "
-                    "kernel, with nbgrader's autograde and the course's nbgrader_config.py, into nbgrader's "
-                    "gradebook. Resumable: a rerun grades only what is not graded yet.",
+        description="Grade every submission of an assignment (or of all) in parallel, each in its own\n"
+                    "sandboxed kernel, with nbgrader's autograde and the course's nbgrader_config.py, into\n"
+                    "nbgrader's gradebook (generate_feedback and export read it as usual). Resumable: a rerun\n"
+                    "grades only what is not graded yet. docs/class-grading.md: PostgreSQL and shards.",
         epilog="examples:\n"
                f"  {PROG} 07_masking --workers 2\n"
                f"  {PROG} all --db postgresql+psycopg://grader@dbhost/gradebook --shard 0/4\n"
@@ -92,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("assignment", help="the assignment id (a folder of solutions/, e.g. 07_masking), or 'all'")
     p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1, metavar="N",
                    help="submissions graded at once, each worker with its own sandboxed kernel (default: the CPU "
-                        "count, %(default)s here; each needs about 1.5 GB of memory)")
+                        "count, %(default)s here; each needs about 0.6 GB of memory, 2.5 GB at most)")
     p.add_argument("--root", default=".", metavar="DIR",
                    help="the course root, holding nbgrader_config.py, solutions/ and submitted/ (default: the "
                         "current folder)")
@@ -103,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="grade only shard K of N (K from 0), chosen by a stable hash of the student id, so N "
                         "machines sharing one --db grade every student exactly once")
     p.add_argument("--student", nargs="+", metavar="ID",
-                   help="grade only these students (ids as in submitted/<id>/; default: every student)")
+                   help="grade only these students (ids as in submitted/<id>/; default: every student; put the "
+                        "assignment first)")
     p.add_argument("--force", action="store_true",
                    help="regrade every submission, also those already graded")
     p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
