@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from nbgrader_harness import REPO, Course, filled, load_mistakes, read_nb, solution_answers, solution_submission
+from nbgrader_harness import REPO, Course, filled, read_nb, solution_answers, solution_submission
 
 A = "07_masking"
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")]

@@ -91,5 +91,14 @@ def run(module, grade_id: str, student) -> str | None:
 
 
 def _unexpected(e: Exception) -> str:
-    return (f"the grader could not check your answer: it is not of the form the task asks for "
-            f"({type(e).__name__}: {str(e)[:300]})")
+    return (f"your answer could not be checked ({type(e).__name__}: {str(e)[:300]}): check what your function "
+            "returns (its type, shape and dtype)")
+
+
+def kind_of(value) -> str:
+    """What came back, in words: an object left in the kernel (not plain data) says which."""
+    from course.grading.remote import Remote
+
+    if isinstance(value, Remote):
+        return f"an object that is not plain data ({value!r})"
+    return f"a {type(value).__name__}"

@@ -5,15 +5,13 @@ Each function grades the graded cell of the same name: it calls the student's fu
 ``student`` (their kernel, sandboxed), on the visible tests' inputs and on new ones, and checks the data
 that comes back against bertlib, here. See course/grading/checks.py.
 """
-import contextlib
 import types
 
 import torch
 
 import bertlib
 from course.grading import wire
-from course.grading.checks import CheckFailed, case, check, tensor
-from course.grading.remote import Remote, StudentError
+from course.grading.checks import case, check, kind_of, tensor
 
 # While the notebook is graded its kernel has these as stubs: bertlib's input building and its classifier.
 SWITCHED_OFF = [
@@ -28,24 +26,6 @@ KEYS = ("input_ids", "token_type_ids", "attention_mask")
 _SPECIAL = types.SimpleNamespace(cls_token_id=CLS_ID, sep_token_id=SEP_ID, pad_token_id=PAD_ID)
 
 
-def _kind(value):
-    """What came back, in words: an object left in the kernel (not plain data) says which."""
-    if isinstance(value, Remote):
-        return f"an object that is not plain data ({value!r})"
-    return f"a {type(value).__name__}"
-
-
-@contextlib.contextmanager
-def _case(description: str):
-    """``case``, and an answer so malformed that checking it raised counts as a failed check, not a crash."""
-    with case(description):
-        try:
-            yield
-        except (CheckFailed, StudentError):
-            raise
-        except Exception as e:  # e.g. a result of an unexpected type or shape
-            raise CheckFailed(f"your answer could not be checked ({type(e).__name__}: {e}): check what your "
-                              "function returns (its type, shape and dtype)") from None
 
 
 def _random_ids(gen, n):
@@ -57,7 +37,7 @@ def _ints(value, key):
     if isinstance(value, torch.Tensor):
         check(value.dim() == 1, f"{key} must be one flat list of ints, got a tensor of shape {tuple(value.shape)}")
         value = value.tolist()
-    check(isinstance(value, (list, tuple)), f"{key} must be a list of ints, got {_kind(value)}")
+    check(isinstance(value, (list, tuple)), f"{key} must be a list of ints, got {kind_of(value)}")
     out = []
     for x in value:
         if isinstance(x, torch.Tensor) and x.numel() == 1:
@@ -69,7 +49,7 @@ def _ints(value, key):
 
 
 def _as_lists(got):
-    check(isinstance(got, dict), f"expected a dict with the keys {list(KEYS)}, got {_kind(got)}")
+    check(isinstance(got, dict), f"expected a dict with the keys {list(KEYS)}, got {kind_of(got)}")
     missing = [k for k in KEYS if k not in got]
     check(not missing, f"the dict you return has no {missing}; it holds {sorted(map(str, got))}")
     return {k: _ints(got[k], k) for k in KEYS}
@@ -102,11 +82,11 @@ def _expected_pair(ids_a, ids_b, max_length):
 # ------------------------------------------------------------------------------------------------ part 1
 def test_single(student):
     encode = student.encode_single
-    with _case('on the visible test\'s "hello world !" (3 tokens, max_length=8)'):
+    with case('on the visible test\'s "hello world !" (3 tokens, max_length=8)'):
         got = _as_lists(encode([7592, 2088, 999], 8))
         _compare(got, {"input_ids": [101, 7592, 2088, 999, 102, 0, 0, 0], "token_type_ids": [0] * 8,
                        "attention_mask": [1, 1, 1, 1, 1, 0, 0, 0]}, 8)
-    with _case("with 10 tokens and max_length=6"):
+    with case("with 10 tokens and max_length=6"):
         got = _as_lists(encode(list(range(2001, 2011)), 6))["input_ids"]
         check(got == [101, 2001, 2002, 2003, 2004, 102],
               f"got input_ids {got}; BERT keeps the first 6 - 2 = 4 tokens: [101, 2001, 2002, 2003, 2004, 102]")
@@ -115,23 +95,23 @@ def test_single(student):
              for _ in range(12)]
     for n, max_length in sizes + [(0, 5), (4, 6), (9, 2), (1, 3)]:
         ids = _random_ids(gen, n)
-        with _case(f"with {n} tokens and max_length={max_length}"):
+        with case(f"with {n} tokens and max_length={max_length}"):
             _compare(_as_lists(encode(ids, max_length)), _expected_single(ids, max_length), max_length)
 
 
 # ------------------------------------------------------------------------------------------------ part 2
 def test_pair(student):
     encode = student.encode_pair
-    with _case("on the visible test's pair of one token each (max_length=6)"):
+    with case("on the visible test's pair of one token each (max_length=6)"):
         got = _as_lists(encode([1001], [2001], 6))
         _compare(got, {"input_ids": [101, 1001, 102, 2001, 102, 0], "token_type_ids": [0, 0, 0, 1, 1, 0],
                        "attention_mask": [1, 1, 1, 1, 1, 0]}, 6)
-    with _case("with A of 5 and B of 2 tokens, max_length=8"):
+    with case("with A of 5 and B of 2 tokens, max_length=8"):
         got = _as_lists(encode([1001, 1002, 1003, 1004, 1005], [2001, 2002], 8))["input_ids"]
         check(got == [101, 1001, 1002, 1003, 102, 2001, 2002, 102],
               f"got input_ids {got}; the longer (A) loses tokens from its end until 3 + 2 <= 8 - 3: "
               "[101, 1001, 1002, 1003, 102, 2001, 2002, 102]")
-    with _case("with A and B of 4 tokens each, max_length=9"):
+    with case("with A and B of 4 tokens each, max_length=9"):
         got = _as_lists(encode([1001, 1002, 1003, 1004], [2001, 2002, 2003, 2004], 9))["input_ids"]
         check(got == [101, 1001, 1002, 1003, 102, 2001, 2002, 2003, 102],
               f"got input_ids {got}; on a tie B loses first, then A: each keeps 3")
@@ -140,7 +120,7 @@ def test_pair(student):
         n_a, n_b = torch.randint(1, 25, (2,), generator=gen).tolist()
         max_length = int(torch.randint(5, 40, (1,), generator=gen))
         ids_a, ids_b = _random_ids(gen, n_a), _random_ids(gen, n_b)
-        with _case(f"with A of {n_a} and B of {n_b} tokens, max_length={max_length}"):
+        with case(f"with A of {n_a} and B of {n_b} tokens, max_length={max_length}"):
             _compare(_as_lists(encode(ids_a, ids_b, max_length)), _expected_pair(ids_a, ids_b, max_length),
                      max_length)
 
@@ -175,7 +155,7 @@ def test_head(student):
                             [-3.0, 1.0, 0.0, 0.0],   # [SEP]
                             [9.0, 9.0, 9.0, 9.0]]])  # [PAD]
     identity, pick = _linear(torch.eye(H), torch.zeros(H)), _linear(torch.eye(H)[:2], torch.zeros(2))
-    with _case("on the visible test's sequence (an identity pooler, a classifier that picks 2 features)"):
+    with case("on the visible test's sequence (an identity pooler, a classifier that picks 2 features)"):
         got = _logits(student, hidden, identity, pick)
         check(tuple(got.shape) == (1, 2), f"expected logits of shape (B, num_labels) = (1, 2), got {tuple(got.shape)}")
         _check_deterministic(got, [_logits(student, hidden, identity, pick) for _ in range(3)])
@@ -204,7 +184,7 @@ def test_head(student):
         with torch.no_grad():
             hidden = model.bert(ids, attention_mask=mask).last_hidden_state  # (B, T, H)
             expected = model(ids, attention_mask=mask).logits  # (B, num_labels)
-        with _case(f"with a batch of 4 padded sequences (lengths {lengths.tolist()}) from a small BERT, "
+        with case(f"with a batch of 4 padded sequences (lengths {lengths.tolist()}) from a small BERT, "
                   f"H=16 and num_labels={cfg.num_labels}"):
             dense, classifier = model.bert.pooler.dense, model.classifier
             got = _logits(student, hidden, dense, classifier)

@@ -5,12 +5,11 @@ Each function grades the graded cell of the same name: it calls the student's fu
 ``student`` (their kernel, sandboxed), on the visible tests' inputs and on new ones, and checks the data
 that comes back against bertlib, here. See course/grading/checks.py.
 """
-import contextlib
 
 import torch
 
 import bertlib
-from course.grading.checks import CheckFailed, case, check, tensor
+from course.grading.checks import case, check, tensor
 from course.grading.remote import KernelGone, StudentError
 
 # While the notebook is graded its kernel has these as stubs: bertlib's masks and attention.
@@ -22,18 +21,6 @@ SWITCHED_OFF = [
 
 DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
 
-
-@contextlib.contextmanager
-def _case(description: str):
-    """``case``, and an answer so malformed that checking it raised counts as a failed check, not a crash."""
-    with case(description):
-        try:
-            yield
-        except (CheckFailed, StudentError):
-            raise
-        except Exception as e:  # e.g. a result of an unexpected type or shape
-            raise CheckFailed(f"your answer could not be checked ({type(e).__name__}: {e}): check what your "
-                              "function returns (its type, shape and dtype)") from None
 
 
 def _reference_padding_mask(attention_mask, dtype=torch.float32):
@@ -77,19 +64,19 @@ def _check_padding(got, mask, dtype):
 
 def test_padding(student):
     pad = student.additive_padding_mask
-    with _case("on the visible test's mask [[1, 1, 0]] (default dtype)"):
+    with case("on the visible test's mask [[1, 1, 0]] (default dtype)"):
         _check_padding(pad(torch.tensor([[1, 1, 0]])), torch.tensor([[1, 1, 0]]), torch.float32)
-    with _case("on the visible test's mask [[1, 0]] in float16"):
+    with case("on the visible test's mask [[1, 0]] in float16"):
         _check_padding(pad(torch.tensor([[1, 0]]), torch.float16), torch.tensor([[1, 0]]), torch.float16)
     gen = torch.Generator().manual_seed(501)
     for dtype in DTYPES:
         B, T = int(torch.randint(1, 6, (1,), generator=gen)), int(torch.randint(1, 12, (1,), generator=gen))
         mask = _random_batch(gen, B, T)
-        with _case(f"with {_describe(mask)} in {dtype}"):
+        with case(f"with {_describe(mask)} in {dtype}"):
             _check_padding(pad(mask, dtype), mask, dtype)
     for dtype in DTYPES:
         mask = _batch([6, 2, 4, 1], 6)  # every row its own length: each row hides its own padding
-        with _case(f"with {_describe(mask)} in {dtype}"):
+        with case(f"with {_describe(mask)} in {dtype}"):
             _check_padding(pad(mask, dtype), mask, dtype)
 
 
@@ -164,27 +151,27 @@ def _check_softmax(student, scores, mask, atol=None):
 
 def test_softmax(student):
     scores = torch.tensor([[[[0.0, 0.0, 0.0], [1.0, 2.0, 50.0], [0.0, 0.0, 0.0]]]])  # (1, 1, 3, 3)
-    with _case("on the visible test's scores (1 x 1 x 3 x 3, the padding key scored 50) and mask [[1, 1, 0]]"):
+    with case("on the visible test's scores (1 x 1 x 3 x 3, the padding key scored 50) and mask [[1, 1, 0]]"):
         _check_softmax(student, scores, torch.tensor([[1, 1, 0]]), atol=1e-4)
     gen = torch.Generator().manual_seed(502)
     for _ in range(4):
         B, nh, T = (int(torch.randint(lo, hi, (1,), generator=gen)) for lo, hi in ((1, 5), (1, 4), (2, 10)))
         mask = _random_batch(gen, B, T)
         scores = torch.randn(B, nh, T, T, generator=gen) * 4
-        with _case(f"with {_describe(mask)} and {nh} heads"):
+        with case(f"with {_describe(mask)} and {nh} heads"):
             _check_softmax(student, scores, mask)
     mask = _batch([7, 3, 1, 5], 7)  # every row its own padding
     scores = torch.randn(4, 3, 7, 7, generator=gen) * 4
-    with _case(f"with {_describe(mask)} and 3 heads"):
+    with case(f"with {_describe(mask)} and 3 heads"):
         _check_softmax(student, scores, mask)
     mask = _batch([5, 0, 2], 5)  # the second sequence is all padding: its rows see nothing
     scores = torch.randn(3, 2, 5, 5, generator=gen) * 4
-    with _case(f"with {_describe(mask)} (one sequence all padding) and 2 heads"):
+    with case(f"with {_describe(mask)} (one sequence all padding) and 2 heads"):
         _check_softmax(student, scores, mask)
     for dtype in (torch.float16, torch.bfloat16, torch.float64):
         mask = _batch([6, 4, 1], 6)
         scores = (torch.randn(3, 2, 6, 6, generator=gen) * 4).to(dtype)
-        with _case(f"with {dtype} scores, {_describe(mask)} and 2 heads"):
+        with case(f"with {dtype} scores, {_describe(mask)} and 2 heads"):
             _check_softmax(student, scores, mask)
 
 
@@ -206,8 +193,8 @@ def _check_causal(got, T, dtype):
 
 
 def test_causal(student):
-    with _case("on the visible test's T=3 (default dtype)"):
+    with case("on the visible test's T=3 (default dtype)"):
         _check_causal(student.causal_additive_mask(3), 3, torch.float32)
     for T, dtype in ((1, torch.float32), (5, torch.float64), (17, torch.float16), (8, torch.bfloat16), (4, torch.float32)):
-        with _case(f"with T={T} in {dtype}"):
+        with case(f"with T={T} in {dtype}"):
             _check_causal(student.causal_additive_mask(T, dtype), T, dtype)

@@ -5,7 +5,6 @@ Each function grades the graded cell of the same name: it calls the student's fu
 ``student`` (their kernel, sandboxed), on the visible tests' inputs and on new ones, and checks the data
 that comes back against bertlib, here. See course/grading/checks.py.
 """
-import contextlib
 import math
 
 import torch
@@ -14,8 +13,7 @@ from torch import nn
 
 import bertlib
 from course.grading import wire
-from course.grading.checks import CheckFailed, case, check, tensor
-from course.grading.remote import Remote, StudentError
+from course.grading.checks import case, check, kind_of, tensor
 
 # While the notebook is graded its kernel has these as stubs: bertlib's MLM loss, head and models.
 SWITCHED_OFF = [
@@ -27,24 +25,6 @@ SWITCHED_OFF = [
 MASK = 103
 
 
-def _kind(value):
-    """What came back, in words: an object left in the kernel (not plain data) says which."""
-    if isinstance(value, Remote):
-        return f"an object that is not plain data ({value!r})"
-    return f"a {type(value).__name__}"
-
-
-@contextlib.contextmanager
-def _case(description: str):
-    """``case``, and an answer so malformed that checking it raised counts as a failed check, not a crash."""
-    with case(description):
-        try:
-            yield
-        except (CheckFailed, StudentError):
-            raise
-        except Exception as e:  # e.g. a result of an unexpected type or shape
-            raise CheckFailed(f"your answer could not be checked ({type(e).__name__}: {e}): check what your "
-                              "function returns (its type, shape and dtype)") from None
 
 
 # ------------------------------------------------------------------------------------------------ part 1
@@ -81,7 +61,7 @@ def test_mlm_loss(student):
     logits = torch.zeros(1, 4, 5)  # (B=1, T=4, V=5)
     logits[0, 0, 3] = logits[0, 2, 3] = 20.0
     labels = torch.tensor([[-100, 2, -100, 4]])  # positions 1 and 3 are predicted
-    with _case("on the visible test's case worked by hand (uniform scores at the 2 labelled positions of 4)"):
+    with case("on the visible test's case worked by hand (uniform scores at the 2 labelled positions of 4)"):
         got = float(_loss(student, logits, labels))
         hints = {
             0.8047: "the mean over all 4 positions with the 2 ignored ones counted as 0: divide by the number "
@@ -101,7 +81,7 @@ def test_mlm_loss(student):
     logits = torch.randn(2, 6, 11, generator=gen)  # (B=2, T=6, V=11)
     labels = torch.full((2, 6), -100)
     labels[0, 1], labels[0, 4], labels[1, 2] = 3, 7, 0  # 0 is a word id like any other
-    with _case("on the visible test's 2 x 6 batch with 3 labelled positions (one of them word 0)"):
+    with case("on the visible test's 2 x 6 batch with 3 labelled positions (one of them word 0)"):
         got = _loss(student, logits, labels).item()
         log_p = logits.log_softmax(dim=-1)  # (B, T, V)
         expected = -(log_p[0, 1, 3] + log_p[0, 4, 7] + log_p[1, 2, 0]).item() / 3
@@ -117,7 +97,7 @@ def test_mlm_loss(student):
         skipped.view(-1)[0] = False  # at least one labelled position
         labels[skipped] = -100
         expected = bertlib.heads.mlm_loss(logits, labels)
-        with _case(f"with (B, T, V) = {(B, T, V)} and {int((labels != -100).sum())} labelled positions"):
+        with case(f"with (B, T, V) = {(B, T, V)} and {int((labels != -100).sum())} labelled positions"):
             got = _loss(student, logits, labels).float()
             check(torch.allclose(got, expected, atol=1e-5, rtol=1e-5),
                   f"expected {expected.item():.5f} (the mean cross-entropy over the labelled positions), "
@@ -177,10 +157,10 @@ def _check_head(got, head, emb, x, atol=1e-4, eps_hint=False):
 def test_mlm_head(student):
     for V, H, seed in [(12, 8, 1), (7, 4, 61), (50, 16, 62), (300, 32, 63)]:
         head, emb, x, cfg = _random_head(V, H, seed)
-        with _case(f"with V={V}, H={H}" + (" (the visible test's head)" if seed == 1 else "")):
+        with case(f"with V={V}, H={H}" + (" (the visible test's head)" if seed == 1 else "")):
             _check_head(_head_logits(student, head, emb, x, cfg), head, emb, x)
     head, emb, x, cfg = _random_head(40, 16, 64, eps=1.0)
-    with _case("with V=40, H=16 and a layer_norm whose eps is 1.0"):
+    with case("with V=40, H=16 and a layer_norm whose eps is 1.0"):
         _check_head(_head_logits(student, head, emb, x, cfg), head, emb, x)
 
 
@@ -190,7 +170,7 @@ def _top_k(student, logits, input_ids, mask_token_id, k):
     check(isinstance(got, (tuple, list)) and len(got) == 3, "return (positions, token_ids, probs)")
     positions, token_ids, probs = got
     check(isinstance(positions, torch.Tensor),
-          f"positions must be an (N, 2) long tensor of [row, column], got {_kind(positions)}")
+          f"positions must be an (N, 2) long tensor of [row, column], got {kind_of(positions)}")
     check(positions.dtype == torch.long, f"positions must be a long tensor (torch.int64), got {positions.dtype}")
     token_ids, probs = tensor(token_ids, "token_ids"), tensor(probs, "probs")
     check(not token_ids.is_floating_point() and not token_ids.is_complex(),
@@ -233,7 +213,7 @@ def test_top_k(student):
                               [MASK, 9, 8, MASK]])  # (B=2, T=4): three [MASK]s
     gen = torch.Generator().manual_seed(3)
     logits = torch.randn(2, 4, 6, generator=gen) * 2  # (B, T, V=6)
-    with _case("on the visible test's 2 x 4 batch with three [MASK]s and k = V = 6"):
+    with case("on the visible test's 2 x 4 batch with three [MASK]s and k = V = 6"):
         got = _top_k(student, logits, input_ids, MASK, 6)
         sums = got[2].sum(dim=-1)
         if got[2].shape == (3, 6):
@@ -242,7 +222,7 @@ def test_top_k(student):
                   f"{[round(s, 3) for s in sums.tolist()]} (a softmax over the last axis, the vocabulary, not over "
                   "positions)")
         _check_top_k(got, logits, input_ids, MASK, 6)
-    with _case("on the visible test's batch with k=2"):
+    with case("on the visible test's batch with k=2"):
         _check_top_k(_top_k(student, logits, input_ids, MASK, 2), logits, input_ids, MASK, 2)
 
     gen = torch.Generator().manual_seed(66)
@@ -258,7 +238,7 @@ def test_top_k(student):
                 logits = bertlib.BertForMaskedLM(cfg).eval()(input_ids).logits * 50  # (B, T, V)
         else:
             logits = torch.randn(B, T, V, generator=gen) * 3
-        with _case(f"with a {B} x {T} batch, V={V} and k={k}"):
+        with case(f"with a {B} x {T} batch, V={V} and k={k}"):
             _check_top_k(_top_k(student, logits, input_ids, MASK, k), logits, input_ids, MASK, k)
     # Another vocabulary's [MASK] id (4), with BERT's 103 an ordinary word here: the argument decides.
     input_ids = torch.randint(5, 120, (3, 10), generator=gen)
@@ -266,5 +246,5 @@ def test_top_k(student):
     input_ids[torch.rand(3, 10, generator=gen) < 0.25] = 4
     input_ids[1, 7] = 4
     logits = torch.randn(3, 10, 120, generator=gen) * 3
-    with _case(f"with mask_token_id=4 (and {MASK} an ordinary word), a 3 x 10 batch, V=120 and k=4"):
+    with case(f"with mask_token_id=4 (and {MASK} an ordinary word), a 3 x 10 batch, V=120 and k=4"):
         _check_top_k(_top_k(student, logits, input_ids, 4, 4), logits, input_ids, 4, 4)
