@@ -19,7 +19,7 @@ from .heads import (
 )
 from .modeling import BertModel, BertPreTrainedModel
 from .params import count_module_parameters, count_parameters
-from .weights import CheckpointMismatchError, MissingWeightsError
+from .weights import CheckpointMismatchError, MissingWeightsError, UnreadableWeightsError
 
 from .masking import mask_tokens, masking_statistics
 from .nsp import NspExample, create_nsp_examples

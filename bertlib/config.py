@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,24 @@ class BertConfig:
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        # Types first: "768" % 12 or a division by zero heads would fail with a message about something else.
+        for name in _POSITIVE_INTS:
+            value = getattr(self, name)
+            if not _is_int(value) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        pad = self.pad_token_id
+        if pad is not None and not (_is_int(pad) and 0 <= pad < self.vocab_size):
+            raise ValueError(f"pad_token_id must be an id in [0, vocab_size={self.vocab_size}) or None, got {pad!r}")
+        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout"):
+            value = getattr(self, name)
+            if value is None and name == "classifier_dropout":
+                continue  # None: the classifier uses hidden_dropout_prob
+            if not (_is_number(value) and 0 <= value <= 1):
+                raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}")
+        if not _is_number(self.layer_norm_eps) or self.layer_norm_eps <= 0:
+            raise ValueError(f"layer_norm_eps must be a positive number, got {self.layer_norm_eps!r}")
+        if not _is_number(self.initializer_range) or self.initializer_range < 0:
+            raise ValueError(f"initializer_range must be a number >= 0, got {self.initializer_range!r}")
         if self.hidden_size % self.num_attention_heads != 0:
             raise ValueError(
                 f"hidden_size ({self.hidden_size}) must be divisible by num_attention_heads "
@@ -49,10 +69,6 @@ class BertConfig:
             raise ValueError(f"hidden_act {self.hidden_act!r} is not one of {sorted(_ACTIVATIONS)}")
         if self.attn_implementation not in ("eager", "sdpa"):
             raise ValueError(f"attn_implementation must be 'eager' or 'sdpa', not {self.attn_implementation!r}")
-        for name in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-                     "intermediate_size", "max_position_embeddings", "type_vocab_size"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
 
     @property
     def head_dim(self) -> int:
@@ -92,10 +108,16 @@ class BertConfig:
 
     @classmethod
     def from_json_file(cls, path: str | Path) -> "BertConfig":
+        """Read a config.json; a file that is not a JSON object, or a bad value in it, is a ValueError naming
+        the file."""
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"no config file at {path}")
-        return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        d = read_json_object(path)
+        try:
+            return cls.from_dict(d)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from e
 
     def to_dict(self) -> dict[str, Any]:
         """The transformers form: what ``transformers.BertConfig.from_dict`` expects."""
@@ -120,3 +142,32 @@ class BertConfig:
 
 
 _ACTIVATIONS = {"gelu", "relu", "gelu_new", "gelu_pytorch_tanh", "silu", "tanh"}
+_POSITIVE_INTS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+                  "max_position_embeddings", "type_vocab_size", "num_labels")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def read_json_object(path: str | Path) -> dict[str, Any]:
+    """The JSON object in ``path`` (config.json, tokenizer_config.json). A file that is empty, truncated,
+    not UTF-8 or holds something other than an object is a ValueError that names the file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path} is not a UTF-8 text file, so not JSON ({e})") from e
+    if not text.strip():
+        raise ValueError(f"{path} is empty: expected a JSON object {{...}}")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path} is not valid JSON (truncated or edited by hand?): {e}") from e
+    if not isinstance(value, dict):
+        raise ValueError(f"{path} must hold a JSON object {{...}}, but holds a {type(value).__name__}")
+    return value

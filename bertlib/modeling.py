@@ -123,7 +123,10 @@ class BertModel(BertPreTrainedModel):
             raise ValueError("input_ids must be a 2-D tensor of token ids, shape (batch, seq_len)")
         if input_ids.dtype not in (torch.int64, torch.int32):
             raise ValueError(f"input_ids must hold integers, not {input_ids.dtype}")
-        T = input_ids.size(1)
+        B, T = input_ids.shape
+        if T == 0:
+            raise ValueError(f"input_ids is an empty sequence, shape {tuple(input_ids.shape)}: BERT needs at least "
+                             "one token (in practice [CLS] ... [SEP])")
         if T > cfg.max_position_embeddings:
             raise ValueError(
                 f"sequence length {T} exceeds max_position_embeddings={cfg.max_position_embeddings}: "
@@ -134,17 +137,28 @@ class BertModel(BertPreTrainedModel):
             bad = input_ids[(input_ids < 0) | (input_ids >= cfg.vocab_size)].unique()[:5].tolist()
             raise ValueError(f"token ids {bad} are outside the vocabulary [0, {cfg.vocab_size})")
         for name, t in (("attention_mask", attention_mask), ("token_type_ids", token_type_ids)):
+            if t is not None and not isinstance(t, torch.Tensor):
+                raise ValueError(f"{name} must be a tensor, got {type(t).__name__}")
             if t is not None and tuple(t.shape) != tuple(input_ids.shape):
                 raise ValueError(f"{name} has shape {tuple(t.shape)} but input_ids has {tuple(input_ids.shape)}")
-        if token_type_ids is not None and token_type_ids.numel() and (
-            token_type_ids.min() < 0 or token_type_ids.max() >= cfg.type_vocab_size
-        ):
-            raise ValueError(
-                f"token_type_ids must be in [0, {cfg.type_vocab_size}) (segment A = 0, B = 1), "
-                f"got values {token_type_ids.unique()[:5].tolist()}"
-            )
-        if position_ids is not None and position_ids.numel() and position_ids.max() >= cfg.max_position_embeddings:
-            raise ValueError(f"position_ids must be < max_position_embeddings={cfg.max_position_embeddings}")
+        if token_type_ids is not None:
+            if token_type_ids.dtype not in (torch.int64, torch.int32):
+                raise ValueError(f"token_type_ids must hold integers (A = 0, B = 1), not {token_type_ids.dtype}")
+            if token_type_ids.numel() and (token_type_ids.min() < 0 or token_type_ids.max() >= cfg.type_vocab_size):
+                raise ValueError(
+                    f"token_type_ids must be in [0, {cfg.type_vocab_size}) (segment A = 0, B = 1), "
+                    f"got values {token_type_ids.unique()[:5].tolist()}"
+                )
+        if position_ids is not None:
+            if not isinstance(position_ids, torch.Tensor) or position_ids.dtype not in (torch.int64, torch.int32):
+                raise ValueError("position_ids must be a tensor of integers, shape (batch, seq_len) or (1, seq_len)")
+            shape = tuple(position_ids.shape)
+            if shape not in ((B, T), (1, T), (T,)):
+                raise ValueError(f"position_ids has shape {shape} but input_ids has {(B, T)}: "
+                                 f"expected ({B}, {T}) or (1, {T})")
+            if position_ids.numel() and (position_ids.min() < 0 or position_ids.max() >= cfg.max_position_embeddings):
+                raise ValueError(f"position_ids must be in [0, max_position_embeddings={cfg.max_position_embeddings}), "
+                                 f"got values from {int(position_ids.min())} to {int(position_ids.max())}")
 
     def forward(
         self,

@@ -88,8 +88,7 @@ def create_nsp_examples(
         raise ValueError(f"max_num_tokens must be >= 2 (one token for A, one for B), got {max_num_tokens}")
     if not 0.0 <= short_seq_prob <= 1.0:
         raise ValueError(f"short_seq_prob must be in [0, 1], got {short_seq_prob}")
-    docs = [[sentence for sentence in doc if len(sentence) > 0] for doc in documents]
-    docs = [doc for doc in docs if doc]
+    docs = _non_empty_documents(documents)
     if len(docs) < 2:
         raise ValueError(f"NSP needs at least 2 non-empty documents to draw random next sentences, got {len(docs)}")
 
@@ -97,6 +96,28 @@ def create_nsp_examples(
     for doc_index in range(len(docs)):
         examples.extend(_examples_from_document(docs, doc_index, max_num_tokens, rng, short_seq_prob))
     return examples
+
+
+def _non_empty_documents(documents) -> list[list]:
+    """The documents without their empty sentences, empty documents dropped. A str where a list belongs is a
+    TypeError: iterating it would quietly make each character a document, a sentence or a token."""
+    layout = "documents must be a list of documents, each a list of sentences, each a list of tokens"
+    if isinstance(documents, (str, bytes)):
+        raise TypeError(f"{layout}; got one {type(documents).__name__} (split and tokenize the text first)")
+    docs = []
+    for doc in documents:
+        if isinstance(doc, (str, bytes)):
+            raise TypeError(f"{layout}; got a document that is a {type(doc).__name__}: {doc[:40]!r}")
+        sentences = []
+        for sentence in doc:
+            if isinstance(sentence, (str, bytes)):
+                raise TypeError(f"{layout}; got a sentence that is a {type(sentence).__name__}, not tokens: "
+                                f"{sentence[:40]!r} (tokenize it first)")
+            if len(sentence) > 0:
+                sentences.append(sentence)
+        if sentences:
+            docs.append(sentences)
+    return docs
 
 
 def _examples_from_document(docs, doc_index, max_num_tokens, rng, short_seq_prob) -> list[NspExample]:

@@ -19,6 +19,8 @@ import os
 import re
 import unicodedata
 
+from .config import read_json_object
+
 # Special tokens in the order transformers lists them (all_special_tokens / all_special_ids).
 SPECIAL_TOKEN_NAMES = ("unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 DEFAULT_SPECIAL_TOKENS = {
@@ -244,18 +246,27 @@ class BertTokenizer:
                  model_max_length=None, unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]",
                  cls_token="[CLS]", mask_token="[MASK]", max_input_chars_per_word=100,
                  clean_up_tokenization_spaces=True, word_cache_size=100_000):
-        if isinstance(vocab_file, dict):
-            vocab = dict(vocab_file)
-        elif os.path.isfile(vocab_file):
-            vocab = load_vocab(vocab_file)
-        else:
-            raise FileNotFoundError(f"vocabulary file not found: {vocab_file!r} "
-                                    f"(expected a {VOCAB_FILE}, one token a line, or a dict token -> id)")
         tokens = dict(unk_token=unk_token, sep_token=sep_token, pad_token=pad_token,
                       cls_token=cls_token, mask_token=mask_token)
         for name, token in tokens.items():
             if not isinstance(token, str) or not token:
                 raise ValueError(f"{name} must be a non-empty string, got {token!r}")
+        if isinstance(vocab_file, dict):
+            vocab = dict(vocab_file)
+        elif os.path.isfile(vocab_file):
+            vocab = load_vocab(vocab_file)
+            # A vocabulary file is a model's: a special token it lacks would get an id the model has no
+            # embedding for (a dict vocabulary, built in code, gets the next free ids as in transformers).
+            if not vocab:
+                raise ValueError(f"{vocab_file} is empty: a {VOCAB_FILE} lists one token a line")
+            missing = [token for token in tokens.values() if token not in vocab]
+            if missing:
+                raise ValueError(f"{vocab_file} has no line for {', '.join(missing)}: a BERT vocabulary lists "
+                                 f"its special tokens ({', '.join(tokens.values())})")
+        else:
+            raise FileNotFoundError(f"vocabulary file not found: {vocab_file!r} "
+                                    f"(expected a {VOCAB_FILE}, one token a line, or a dict token -> id)")
+        for name, token in tokens.items():
             # like transformers, a special token missing from the vocabulary gets the next free id
             vocab.setdefault(token, max(vocab.values(), default=-1) + 1)
             setattr(self, name, token)
@@ -292,8 +303,7 @@ class BertTokenizer:
         config = {}
         config_file = os.path.join(model_dir, CONFIG_FILE)
         if os.path.isfile(config_file):
-            with open(config_file, encoding="utf-8") as f:
-                config = json.load(f)
+            config = read_json_object(config_file)
         return cls(vocab_file, **{**cls._init_kwargs_from_config(config, config_file), **kwargs})
 
     @staticmethod

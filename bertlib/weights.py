@@ -13,6 +13,7 @@ Anything else that does not match raises a ``CheckpointMismatchError`` naming th
 """
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -34,14 +35,26 @@ class MissingWeightsError(FileNotFoundError, ValueError):
     """No weight file in the checkpoint directory."""
 
 
+class UnreadableWeightsError(ValueError):
+    """A weight file that is there but cannot be read: truncated, corrupted, or not a weight file."""
+
+
 def read_state_dict(model_dir: str | Path) -> dict[str, torch.Tensor]:
     model_dir = Path(model_dir)
     for name in WEIGHT_FILES:
         path = model_dir / name
         if path.is_file():
-            if name.endswith(".safetensors"):
-                return load_file(path)
-            return torch.load(path, map_location="cpu", weights_only=True)
+            # Both readers report a damaged file without its name ("header too small", "not a ZIP archive").
+            try:
+                if name.endswith(".safetensors"):
+                    return load_file(path)
+                return torch.load(path, map_location="cpu", weights_only=True)
+            except Exception as e:  # SafetensorError, RuntimeError, EOFError, UnpicklingError...
+                raise UnreadableWeightsError(
+                    f"cannot read the weights in {path} ({path.stat().st_size} bytes): it is truncated or not a "
+                    f"{'safetensors' if name.endswith('.safetensors') else 'torch.save'} file "
+                    f"({type(e).__name__}: {e})"
+                ) from e
     raise MissingWeightsError(f"no weight file in {model_dir}: looked for {', '.join(WEIGHT_FILES)}")
 
 
@@ -104,7 +117,25 @@ def load_into(model: torch.nn.Module, state_dict: dict[str, torch.Tensor], stric
 
 
 def write_state_dict(model: torch.nn.Module, model_dir: Path) -> None:
-    """Save as model.safetensors, leaving out tied copies (safetensors stores each tensor once)."""
+    """Save as model.safetensors, leaving out tied copies (safetensors stores each tensor once).
+
+    Written to a temporary file and renamed, so an interrupted save never leaves half a file under the
+    real name; safetensors creates its files readable by the owner only (0600), so the file gets the
+    permissions of any other file the user creates (0644 under the usual umask)."""
     tied = set(getattr(model, "tied_weights", {}))
     state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items() if k not in tied}
-    save_file(state, str(Path(model_dir) / "model.safetensors"), metadata={"format": "pt"})
+    path = Path(model_dir) / "model.safetensors"
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        save_file(state, str(tmp), metadata={"format": "pt"})
+        os.chmod(tmp, ordinary_mode(0o666))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def ordinary_mode(mode: int = 0o666) -> int:
+    """``mode`` less the process's umask: the permissions ``open()`` or ``mkdir()`` would give."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return mode & ~umask

@@ -1,5 +1,6 @@
 """bertlib's model against transformers: sizes, outputs, losses, checkpoints, padding, bad input."""
 import json
+import os
 import random
 
 import pytest
@@ -332,10 +333,111 @@ def small_model():
     (dict(input_ids=torch.ones(2, 4, dtype=torch.long), attention_mask=torch.ones(2, 5)), "attention_mask has shape"),
     (dict(input_ids=torch.ones(4, dtype=torch.long)), "2-D"),
     (dict(input_ids=torch.ones(1, 4)), "integers"),
+    (dict(input_ids=torch.ones(2, 0, dtype=torch.long)), r"input_ids is an empty sequence, shape \(2, 0\)"),
+    (dict(input_ids=torch.ones(1, 4, dtype=torch.long), token_type_ids=torch.zeros(1, 4)),
+     "token_type_ids must hold integers .* not torch.float32"),
+    (dict(input_ids=torch.ones(1, 4, dtype=torch.long), position_ids=torch.tensor([[0, 1, -1, 2]])),
+     r"position_ids must be in \[0, max_position_embeddings=12\), got values from -1 to 2"),
+    (dict(input_ids=torch.ones(1, 4, dtype=torch.long), position_ids=torch.tensor([[0, 1, 2, 12]])),
+     r"position_ids must be in \[0, max_position_embeddings=12\)"),
+    (dict(input_ids=torch.ones(1, 4, dtype=torch.long), position_ids=torch.arange(4.0)[None]),
+     "position_ids must be a tensor of integers"),
+    (dict(input_ids=torch.ones(2, 4, dtype=torch.long), position_ids=torch.arange(5)[None]),
+     r"position_ids has shape \(1, 5\) but input_ids has \(2, 4\)"),
+    (dict(input_ids=torch.ones(1, 4, dtype=torch.long), attention_mask=[[1, 1, 1, 1]]),
+     "attention_mask must be a tensor, got list"),
 ])
 def test_bad_input_raises_clear_value_error(small_model, kwargs, message):
     with pytest.raises(ValueError, match=message):
         small_model(**kwargs)
+
+
+def test_position_ids_of_every_accepted_shape_give_the_default_output(small_model):
+    ids = torch.tensor([[3, 4, 5, 6], [7, 8, 9, 10]])
+    expected = small_model(ids).last_hidden_state
+    for pos in (torch.arange(4), torch.arange(4)[None], torch.arange(4).expand(2, 4)):
+        torch.testing.assert_close(small_model(ids, position_ids=pos).last_hidden_state, expected)
+
+
+@pytest.mark.parametrize("fields, message", [
+    (dict(num_attention_heads=0), "num_attention_heads must be a positive integer, got 0"),
+    (dict(hidden_size="768"), "hidden_size must be a positive integer, got '768'"),
+    (dict(hidden_size=768.0), "hidden_size must be a positive integer, got 768.0"),
+    (dict(num_hidden_layers=-2), "num_hidden_layers must be a positive integer, got -2"),
+    (dict(vocab_size=True), "vocab_size must be a positive integer, got True"),
+    (dict(intermediate_size=None), "intermediate_size must be a positive integer, got None"),
+    (dict(max_position_embeddings=0), "max_position_embeddings must be a positive integer"),
+    (dict(type_vocab_size=0), "type_vocab_size must be a positive integer"),
+    (dict(num_labels=0), "num_labels must be a positive integer"),
+    (dict(pad_token_id=30522), r"pad_token_id must be an id in \[0, vocab_size=30522\)"),
+    (dict(hidden_dropout_prob=1.5), r"hidden_dropout_prob must be a probability in \[0, 1\], got 1.5"),
+    (dict(attention_probs_dropout_prob="0.1"), "attention_probs_dropout_prob must be a probability"),
+    (dict(classifier_dropout=-0.1), "classifier_dropout must be a probability"),
+    (dict(layer_norm_eps=0), "layer_norm_eps must be a positive number, got 0"),
+    (dict(initializer_range=float("nan")), "initializer_range must be a number >= 0"),
+], ids=lambda x: ",".join(x) if isinstance(x, dict) else "")
+def test_bad_config_field_names_the_field(fields, message):
+    with pytest.raises(ValueError, match=message):
+        BertConfig(**fields)
+
+
+def test_config_accepts_ints_for_floats_and_no_pad_or_classifier_dropout():
+    cfg = BertConfig(hidden_dropout_prob=0, layer_norm_eps=1, pad_token_id=None, classifier_dropout=None)
+    assert cfg.hidden_dropout_prob == 0 and cfg.pad_token_id is None
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "is empty"),
+    ("  \n", "is empty"),
+    ('{"hidden_size": 384, "num_hidden', "is not valid JSON"),
+    ("[1, 2]", "must hold a JSON object .* holds a list"),
+    ('"bert"', "must hold a JSON object .* holds a str"),
+    ('{"hidden_size": "768"}', "hidden_size must be a positive integer, got '768'"),
+    ('{"num_attention_heads": 0}', "num_attention_heads must be a positive integer, got 0"),
+], ids=["empty", "blank", "truncated", "list", "string", "string size", "zero heads"])
+def test_bad_config_file_names_the_file(tmp_path, text, message):
+    (tmp_path / "config.json").write_text(text)
+    with pytest.raises(ValueError, match=message) as e:
+        BertConfig.from_json_file(tmp_path / "config.json")
+    assert str(tmp_path / "config.json") in str(e.value)
+    with pytest.raises(ValueError, match=message):
+        BertModel.from_pretrained(tmp_path)
+
+
+def test_binary_config_file_names_the_file(tmp_path):
+    (tmp_path / "config.json").write_bytes(b"\x80\x81\xff")
+    with pytest.raises(ValueError, match="config.json is not a UTF-8 text file"):
+        BertConfig.from_json_file(tmp_path / "config.json")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_saved_files_have_ordinary_permissions(tmp_path):
+    """safetensors writes 0600; a checkpoint is shared like any other file (0644 under umask 022)."""
+    old = os.umask(0o022)
+    try:
+        BertForPreTraining(BertConfig(vocab_size=10, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                                      intermediate_size=16)).save_pretrained(tmp_path)
+    finally:
+        os.umask(old)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
+    assert modes == {"config.json": 0o644, "model.safetensors": 0o644}, modes  # and no temporary file left
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "pytorch_model.bin"])
+@pytest.mark.parametrize("keep", [0, 0.5], ids=["empty", "half"])
+def test_truncated_weight_file_names_the_file(tmp_path, name, keep):
+    model = BertModel(BertConfig(vocab_size=30, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                                 intermediate_size=16))
+    model.save_pretrained(tmp_path)
+    if name == "pytorch_model.bin":
+        (tmp_path / "model.safetensors").unlink()
+        torch.save(model.state_dict(), tmp_path / name)
+    data = (tmp_path / name).read_bytes()
+    (tmp_path / name).write_bytes(data[:int(len(data) * keep)])
+    with pytest.raises(bertlib.UnreadableWeightsError, match="truncated") as e:
+        BertModel.from_pretrained(tmp_path)
+    assert str(tmp_path / name) in str(e.value)
+    assert isinstance(e.value, ValueError)
 
 
 def test_bad_config_and_missing_weights(tmp_path):

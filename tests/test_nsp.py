@@ -144,6 +144,19 @@ def test_fewer_than_two_documents_is_an_error():
         create_nsp_examples([[["a"]], [["b"]]], 10, rng=0)
 
 
+@pytest.mark.parametrize("documents, message", [
+    ("The cat sat. The dog barked.", "got one str"),
+    (["The cat sat.", "The dog barked."], "got a document that is a str: 'The cat sat.'"),
+    ([["The cat sat.", "It was tired."], ["The dog barked."]], "got a sentence that is a str, not tokens"),
+    ([[["the", "cat"]], [b"dog"]], "got a sentence that is a bytes"),
+], ids=["text", "documents as text", "sentences as text", "bytes"])
+def test_text_where_tokens_belong_is_an_error(documents, message):
+    """A str would be iterated character by character: each character a document, a sentence or a token."""
+    with pytest.raises(TypeError, match=message) as e:
+        create_nsp_examples(documents, 10, random.Random(0))
+    assert "each a list of sentences, each a list of tokens" in str(e.value)
+
+
 def expected_lengths(len_a, len_b, budget):
     """Closed form of the rule "pop from the longer, from B on a tie"."""
     if len_a + len_b <= budget:

@@ -398,6 +398,42 @@ def test_missing_files_are_named(tmp_path):
         BertTokenizer(str(tmp_path / "vocab.txt"))
 
 
+@pytest.mark.parametrize("lines, message", [
+    ([], "is empty"),
+    (["[PAD]", "[CLS]", "[SEP]", "[MASK]", "the"], r"has no line for \[UNK\]"),
+    (["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the"], r"has no line for \[MASK\]"),
+    (["the", "cat"], r"has no line for \[UNK\], \[SEP\], \[PAD\], \[CLS\], \[MASK\]"),
+], ids=["empty", "no [UNK]", "no [MASK]", "no special tokens"])
+def test_bad_vocab_file_names_the_file_and_the_token(tmp_path, lines, message):
+    vocab_file = tmp_path / "vocab.txt"
+    vocab_file.write_text("".join(line + "\n" for line in lines))
+    with pytest.raises(ValueError, match=message) as e:
+        BertTokenizer(str(vocab_file))
+    assert str(vocab_file) in str(e.value)
+    with pytest.raises(ValueError, match=message):
+        BertTokenizer.from_pretrained(tmp_path)
+
+
+def test_vocab_file_with_other_special_tokens_loads(tmp_path):
+    (tmp_path / "vocab.txt").write_text("<pad>\n<unk>\n<cls>\n<sep>\n<mask>\nthe\n")
+    tok = BertTokenizer(str(tmp_path / "vocab.txt"), unk_token="<unk>", sep_token="<sep>", pad_token="<pad>",
+                        cls_token="<cls>", mask_token="<mask>")
+    assert tok.mask_token_id == 4 and len(tok) == 6
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "is empty"),
+    ('{"do_lower_case": tr', "is not valid JSON"),
+    ('["do_lower_case"]', "must hold a JSON object"),
+], ids=["empty", "truncated", "list"])
+def test_bad_tokenizer_config_names_the_file(tmp_path, text, message):
+    (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n")
+    (tmp_path / "tokenizer_config.json").write_text(text)
+    with pytest.raises(ValueError, match=message) as e:
+        BertTokenizer.from_pretrained(tmp_path)
+    assert str(tmp_path / "tokenizer_config.json") in str(e.value)
+
+
 @pytest.mark.parametrize("do_lower_case", [True, False])
 def test_save_pretrained_loads_in_transformers(model_dir, tmp_path, do_lower_case):
     ours = BertTokenizer(os.path.join(model_dir, "vocab.txt"), do_lower_case=do_lower_case, model_max_length=128)
