@@ -236,11 +236,14 @@ def _words(text: str) -> list[str]:
 
 
 def classification_baselines(train, test) -> dict:
-    labels = label_names(train)
+    """The majority class, and a bag of words (naive Bayes). The labels are those of train and test together,
+    as the model's are: a small sample may lack a label the test set has (it is then never predicted)."""
+    labels = label_names(train + test)
     gold = [labels.index(r["label"]) for r in test]
     counts = collections.Counter(r["label"] for r in train)
     majority = labels.index(counts.most_common(1)[0][0])
-    # multinomial naive Bayes on word counts, add-one smoothing
+    # multinomial naive Bayes on word counts, add-one smoothing, over the labels seen in training
+    seen = [i for i, c in enumerate(labels) if counts[c]]
     word_counts = {c: collections.Counter() for c in labels}
     for r in train:
         word_counts[r["label"]].update(_words(r["text"]))
@@ -248,10 +251,10 @@ def classification_baselines(train, test) -> dict:
     totals = {c: sum(word_counts[c].values()) for c in labels}
     pred = []
     for r in test:
-        scores = [math.log(counts[c] / len(train)) + sum(
-            math.log((word_counts[c][w] + 1) / (totals[c] + len(vocab))) for w in _words(r["text"]) if w in vocab)
-            for c in labels]
-        pred.append(max(range(len(labels)), key=scores.__getitem__))
+        scores = {i: math.log(counts[labels[i]] / len(train)) + sum(
+            math.log((word_counts[labels[i]][w] + 1) / (totals[labels[i]] + len(vocab)))
+            for w in _words(r["text"]) if w in vocab) for i in seen}
+        pred.append(max(seen, key=scores.__getitem__))
     return {"majority": accuracy_and_macro_f1([majority] * len(test), gold, len(labels)),
             "bag_of_words": accuracy_and_macro_f1(pred, gold, len(labels))}
 
