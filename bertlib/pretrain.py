@@ -46,7 +46,11 @@ import functools
 import json
 import os
 import random
+import shutil
+import signal
 import sys
+import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -55,12 +59,14 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from . import cli
 from .config import BertConfig
 from .corpus import corpus_fingerprint, load_documents, split_documents
 from .heads import BertForPreTraining
 from .masking import IGNORE_INDEX, mask_tokens
 from .nsp import create_nsp_examples, encode_nsp_example
 from .tokenizer import BertTokenizer
+from .weights import ordinary_mode
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
@@ -342,6 +348,52 @@ def _distributed() -> tuple[int, int]:
     return (torch.distributed.get_rank(), world) if world > 1 else (0, 1)
 
 
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped pretraining between two steps: ``steps_done`` of ``steps`` were trained and, when an
+    output folder was given, saved to ``saved_to``. A KeyboardInterrupt, so that whoever called ``pretrain``
+    stops too."""
+
+    def __init__(self, steps_done: int, steps: int, saved_to: str | None):
+        super().__init__(f"interrupted after step {steps_done} of {steps}")
+        self.steps_done, self.steps, self.saved_to = steps_done, steps, saved_to
+
+
+class _StopOnCtrlC:
+    """Once armed (when the training loop starts), the first Ctrl-C (SIGINT) only asks the loop to stop at the
+    end of the current step, so that the model is never saved half-updated; before that, and the second time,
+    Ctrl-C interrupts at once, as usual.
+
+    Only in the main thread of a single process: Python sets signal handlers nowhere else, and under DDP
+    every process would have to stop at the same step (there torchrun's own handling of Ctrl-C applies)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled and threading.current_thread() is threading.main_thread()
+        self.armed = self.requested = False
+        self.then, self._previous = "", None
+
+    def arm(self, then: str) -> None:
+        """From now on the first Ctrl-C waits for the step to end; ``then`` says what happens next."""
+        self.armed, self.then = True, then
+
+    def _handle(self, signum, frame):
+        if not self.armed or self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print(f"\nCtrl-C: stopping at the end of this step, {self.then} (Ctrl-C again stops at once, saving "
+              "nothing)", file=sys.stderr, flush=True)
+
+    def __enter__(self):
+        if self.enabled:
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            # None: the handler was not set from Python; Python's own default raises KeyboardInterrupt
+            signal.signal(signal.SIGINT, self._previous if self._previous is not None else signal.default_int_handler)
+        return False
+
+
 @dataclass
 class PretrainResult:
     model: BertForPreTraining
@@ -359,6 +411,10 @@ def pretrain(cfg: PretrainConfig = PretrainConfig(), *, progress: bool = True, o
     rows, so N processes with ``batch_size`` B take exactly the steps of one process with batch B.
     ``on_step(step, model, batch)`` is called before each optimizer step (tests use it).
     The thread count and torch's deterministic-algorithms switch are set for the run and restored after.
+
+    ``out`` is checked before anything is trained (``out_dir_problem``). Ctrl-C stops at the end of the
+    current step; the model trained so far is saved to ``out`` (its metrics.json says ``"interrupted": true``
+    and has no held-out scores), and ``TrainingInterrupted`` is raised.
     """
     saved = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled(),
              torch.is_deterministic_algorithms_warn_only_enabled())
@@ -366,14 +422,18 @@ def pretrain(cfg: PretrainConfig = PretrainConfig(), *, progress: bool = True, o
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         torch.use_deterministic_algorithms(True, warn_only=True)
-        return _pretrain(cfg, progress, out, data, model, on_step)
+        with _StopOnCtrlC(enabled=int(os.environ.get("WORLD_SIZE", "1")) == 1) as stop:
+            return _pretrain(cfg, progress, out, data, model, on_step, stop)
     finally:
         torch.set_num_threads(saved[0])
         torch.use_deterministic_algorithms(saved[1], warn_only=saved[2])
 
 
-def _pretrain(cfg, progress, out, data, model, on_step) -> PretrainResult:
+def _pretrain(cfg, progress, out, data, model, on_step, stop) -> PretrainResult:
     t_start = time.perf_counter()
+    problem = out_dir_problem(out, overwrite=True)
+    if problem is not None:
+        raise ValueError(f"out={problem}")
     rank, world = _distributed()
     for b in (cfg.batch_size, cfg.long_batch_size):
         if b % world:
@@ -421,8 +481,11 @@ def _pretrain(cfg, progress, out, data, model, on_step) -> PretrainResult:
         except ImportError:  # tqdm is a book dependency, not a library one
             bar = None
     history, running = [], {}
+    stop.arm(f"then saving the model to {out}" if out is not None else "saving nothing (no output folder)")
     t_train = time.perf_counter()
     for step in range(cfg.steps):
+        if stop.requested:
+            break
         stream = long_batches if step >= cfg.steps - cfg.long_steps else batches
         batch = mask_batch(next(stream), tok, cfg, mask_gen)  # the global batch, identical on every rank
         mlm_count = int((batch["labels"] != IGNORE_INDEX).sum())
@@ -457,6 +520,8 @@ def _pretrain(cfg, progress, out, data, model, on_step) -> PretrainResult:
     if bar is not None:
         bar.close()
     train_seconds = time.perf_counter() - t_train
+    if len(history) < cfg.steps:  # stopped by Ctrl-C
+        _stop_interrupted(cfg, model, tok, out, history, data, rank)
 
     model.eval()
     results = {}
@@ -500,57 +565,191 @@ def _pretrain(cfg, progress, out, data, model, on_step) -> PretrainResult:
     return PretrainResult(model, tok, metrics, history)
 
 
+def _stop_interrupted(cfg, model, tok, out, history, data, rank) -> None:
+    """After Ctrl-C: save what was trained (if anything, and if there is an output folder), say so, and raise
+    TrainingInterrupted. No held-out evaluation: whoever pressed Ctrl-C wants it to stop."""
+    done, saved = len(history), None
+    if out is not None and done and rank == 0:
+        metrics = {"interrupted": True, "steps_done": done, "steps": cfg.steps, "vocab_size": tok.vocab_size,
+                   "parameters": sum(p.numel() for p in model.parameters()), "corpus": data.fingerprint,
+                   "config": dataclasses.asdict(cfg)}
+        save_checkpoint(model, tok, out, metrics, history)
+        saved = str(out)
+    if rank == 0:
+        what = f"saved the model trained so far to {out}" if saved else "nothing saved" + (
+            " (no step finished)" if not done else " (no output folder given)")
+        print(f"interrupted after step {done} of {cfg.steps}: {what}", file=sys.stderr, flush=True)
+    raise TrainingInterrupted(done, cfg.steps, saved)
+
+
+# ----------------------------------------------------------------------------- checkpoint folder
+# What a checkpoint folder may hold (ours, and transformers'): saving replaces the whole folder, so a folder
+# holding anything else is never replaced.
+CHECKPOINT_FILES = frozenset({"config.json", "model.safetensors", "pytorch_model.bin", "vocab.txt",
+                              "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json", "metrics.json"})
+
+
+def out_dir_problem(out, overwrite: bool = False) -> str | None:
+    """Why the folder ``out`` cannot take a new checkpoint, as the end of a sentence that starts with its
+    name; None if it can (or if ``out`` is None: nothing to save). Checked before training, so that a bad
+    folder does not cost the run.
+
+    Refused: an empty name (it would mean the current folder), a file, a symbolic link, a folder holding
+    anything that is not a checkpoint's, a folder that cannot be created or written, and a folder holding a
+    checkpoint unless ``overwrite``. An empty folder is fine."""
+    if out is None:
+        return None
+    text = os.fspath(out)
+    if not text.strip():
+        return f"{text!r} is empty: give the folder to save the checkpoint in (the current folder is never used)"
+    path = Path(os.path.abspath(text))
+    if path.is_symlink():
+        return f"{text} is a symbolic link: give the folder itself"
+    if path.exists() and not path.is_dir():
+        return f"{text} is a file, not a folder"
+    if path.is_dir():
+        entries = sorted(p.name for p in path.iterdir())
+        foreign = [name for name in entries if name not in CHECKPOINT_FILES]
+        if foreign:
+            shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+            return (f"{text} holds files that are not a checkpoint's ({shown}): saving replaces the whole folder, "
+                    "so choose a new or empty folder")
+        if entries and not overwrite:
+            return (f"{text} holds a checkpoint already ({', '.join(entries)}): add --overwrite to replace it, or "
+                    "choose another folder")
+    # The checkpoint is written in a temporary folder beside ``out``, then renamed: try that where it will happen.
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{text} cannot be created: {parent} is a file"
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=parent, prefix=".bertlib-write-test-"))
+    except OSError as e:
+        return f"{text} cannot be written: no new folder can be made in {parent} ({e.strerror or e})"
+    return None
+
+
 def save_checkpoint(model, tokenizer, out, metrics=None, history=None) -> None:
     """config.json + model.safetensors (bertlib's save_pretrained, transformers' layout) + vocab.txt, so the
-    directory alone is a model transformers can load and a tokenizer that splits text as in training."""
-    out = Path(out)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    if metrics is not None:
-        (out / "metrics.json").write_text(json.dumps({"metrics": metrics, "history": history}, indent=1) + "\n")
+    directory alone is a model transformers can load and a tokenizer that splits text as in training.
+
+    Atomic: everything is written to a temporary folder beside ``out``, which is then renamed to ``out`` (an
+    old checkpoint there is moved aside first and deleted last). A kill leaves the previous checkpoint, or
+    none, never half of one; at worst, killed between the two renames, the previous checkpoint is left in a
+    hidden folder ``.NAME.old-*`` beside ``out``, and a killed save leaves a hidden ``.NAME.tmp-*``."""
+    problem = out_dir_problem(out, overwrite=True)
+    if problem is not None:
+        raise ValueError(f"cannot save the checkpoint: {problem}")
+    out = Path(os.path.abspath(os.fspath(out)))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        if metrics is not None:
+            (tmp / "metrics.json").write_text(json.dumps({"metrics": metrics, "history": history}, indent=1) + "\n")
+        os.chmod(tmp, ordinary_mode(0o777))  # mkdtemp makes a folder only its owner can read
+        _replace_folder(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # gone already unless the save failed
+
+
+def _replace_folder(new: Path, out: Path) -> None:
+    if not out.exists():
+        os.rename(new, out)
+        return
+    trash = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-"))
+    os.rename(out, trash / out.name)
+    try:
+        os.rename(new, out)
+    except BaseException:
+        os.rename(trash / out.name, out)  # put the previous checkpoint back
+        raise
+    shutil.rmtree(trash, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------- command line
 def parse_args(argv=None) -> tuple[PretrainConfig, argparse.Namespace]:
+    """The options, checked before any work: a bad value exits with status 2 and a message naming the option."""
     d = PretrainConfig()
     p = argparse.ArgumentParser(prog="python -m bertlib.pretrain", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    pair = " ([CLS] A [SEP] B [SEP] takes 5 positions)"
     p.add_argument("--out", help="save the checkpoint (transformers layout) and metrics.json here")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the checkpoint already in --out (without it, an existing checkpoint is refused)")
     p.add_argument("--seed", type=int, default=d.seed, help="seeds the weights, the batches and the masking")
-    p.add_argument("--steps", type=int, default=d.steps, help="optimizer steps")
-    p.add_argument("--batch-size", type=int, default=d.batch_size, help="global batch, split over processes")
-    p.add_argument("--seq-len", type=int, default=d.seq_len, help="pieces per pair in the short phase")
-    p.add_argument("--long-seq-len", type=int, default=d.long_seq_len,
+    p.add_argument("--steps", type=cli.positive_int, default=d.steps, help="optimizer steps")
+    p.add_argument("--batch-size", type=cli.positive_int, default=d.batch_size,
+                   help="global batch, split over processes")
+    p.add_argument("--seq-len", type=cli.int_at_least(5, pair), default=d.seq_len,
+                   help="pieces per pair in the short phase")
+    p.add_argument("--long-seq-len", type=cli.non_negative_int, default=d.long_seq_len,
                    help="train the last --long-fraction of the steps on sequences this long (0: never)")
-    p.add_argument("--long-fraction", type=float, default=d.long_fraction, help="share of the steps on --long-seq-len")
-    p.add_argument("--lr", type=float, default=d.lr, help="peak learning rate of AdamW")
+    p.add_argument("--long-fraction", type=cli.probability, default=d.long_fraction,
+                   help="share of the steps on --long-seq-len")
+    p.add_argument("--lr", type=cli.positive_float, default=d.lr, help="peak learning rate of AdamW")
     p.add_argument("--device", default=d.device, help="cpu, cuda, cuda:1, ...")
-    p.add_argument("--threads", type=int, default=d.threads, help="torch threads; 0 = torch's default (one per core)")
-    p.add_argument("--hidden-size", type=int, default=d.hidden_size, help="width H")
-    p.add_argument("--layers", type=int, default=d.num_hidden_layers, help="encoder layers L")
-    p.add_argument("--heads", type=int, default=d.num_attention_heads, help="attention heads A")
-    p.add_argument("--intermediate-size", type=int, default=d.intermediate_size, help="feed-forward width")
-    p.add_argument("--dropout", type=float, default=d.dropout, help="dropout on hidden states and attention")
-    p.add_argument("--init-range", type=float, default=d.initializer_range, help="std of the initial weights")
-    p.add_argument("--max-grad-norm", type=float, default=d.max_grad_norm, help="gradient clipping")
-    p.add_argument("--weight-decay", type=float, default=d.weight_decay,
+    p.add_argument("--threads", type=cli.non_negative_int, default=d.threads,
+                   help="torch threads; 0 = torch's default (one per core)")
+    p.add_argument("--hidden-size", type=cli.positive_int, default=d.hidden_size, help="width H")
+    p.add_argument("--layers", type=cli.positive_int, default=d.num_hidden_layers, help="encoder layers L")
+    p.add_argument("--heads", type=cli.positive_int, default=d.num_attention_heads, help="attention heads A")
+    p.add_argument("--intermediate-size", type=cli.positive_int, default=d.intermediate_size,
+                   help="feed-forward width")
+    p.add_argument("--dropout", type=cli.probability, default=d.dropout, help="dropout on hidden states and attention")
+    p.add_argument("--init-range", type=cli.non_negative_float, default=d.initializer_range,
+                   help="std of the initial weights")
+    p.add_argument("--max-grad-norm", type=cli.positive_float, default=d.max_grad_norm, help="gradient clipping")
+    p.add_argument("--weight-decay", type=cli.non_negative_float, default=d.weight_decay,
                    help="AdamW weight decay (not on biases, LayerNorm)")
-    p.add_argument("--warmup", type=float, default=d.warmup_fraction, help="share of the steps spent warming up")
+    p.add_argument("--warmup", type=cli.probability, default=d.warmup_fraction,
+                   help="share of the steps spent warming up")
     p.add_argument("--causal", action="store_true", help="left-to-right attention (GPT-style), experiment 1")
     p.add_argument("--no-nsp", action="store_true", help="MLM only (experiment 4)")
-    p.add_argument("--mask-prob", type=float, default=d.mask_prob, help="share of tokens selected (experiment 3)")
-    p.add_argument("--mask-replace-prob", type=float, default=d.mask_replace_prob,
+    p.add_argument("--mask-prob", type=cli.probability, default=d.mask_prob,
+                   help="share of tokens selected (experiment 3)")
+    p.add_argument("--mask-replace-prob", type=cli.probability, default=d.mask_replace_prob,
                    help="share of the selected that become [MASK]; 1.0 = always (experiment 2)")
-    p.add_argument("--random-replace-prob", type=float, default=None,
+    p.add_argument("--random-replace-prob", type=cli.probability, default=None,
                    help="share of the selected replaced by a random piece (default 0.1, or 0 with --mask-replace-prob 1)")
     p.add_argument("--vocab", choices=["compact", "minilm"], default=d.vocab,
                    help="compact: the MiniLM pieces the corpus uses; minilm: all 30,522")
-    p.add_argument("--eval-every", type=int, default=d.eval_every, help="steps between held-out evaluations")
+    p.add_argument("--eval-every", type=cli.non_negative_int, default=d.eval_every,
+                   help="steps between held-out evaluations")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
+
+    # What one option's type cannot see: options together, the machine, the output folder.
+    problems = []
+    if 0 < a.long_seq_len < 5:
+        problems.append(f"--long-seq-len must be 0 (no long phase) or at least 5{pair}, got {a.long_seq_len}")
+    if a.hidden_size % a.heads:
+        problems.append(f"--hidden-size {a.hidden_size} must be divisible by --heads {a.heads}: each head gets "
+                        "hidden-size / heads dimensions")
+    if a.mask_prob == 0:
+        problems.append("--mask-prob must be above 0: with nothing masked, MLM has nothing to learn")
     random_replace = a.random_replace_prob
     if random_replace is None:
         random_replace = min(d.random_replace_prob, 1.0 - a.mask_replace_prob)
+    elif a.mask_replace_prob + random_replace > 1:
+        problems.append(f"--mask-replace-prob {a.mask_replace_prob:g} and --random-replace-prob {random_replace:g} "
+                        "are shares of the same selected tokens: together at most 1")
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    long_batch = max(1, a.batch_size * a.seq_len // a.long_seq_len) if a.long_seq_len else 0
+    for name, b in (("--batch-size", a.batch_size), ("the long phase's batch", long_batch)):
+        if world > 1 and b % world:
+            problems.append(f"{name} ({b}) must be divisible by the number of processes ({world})")
+    device = cli.device_problem(a.device)
+    if device is not None:
+        problems.append(f"--device {device}")
+    out = out_dir_problem(a.out, overwrite=a.overwrite)
+    if out is not None:
+        problems.append(f"--out {out}")
+    if problems:
+        p.error("\n  ".join(problems))
+
     cfg = PretrainConfig(
         seed=a.seed, steps=a.steps, batch_size=a.batch_size, seq_len=a.seq_len,
         long_seq_len=a.long_seq_len or None, long_fraction=a.long_fraction, lr=a.lr, device=a.device,
@@ -566,7 +765,15 @@ def parse_args(argv=None) -> tuple[PretrainConfig, argparse.Namespace]:
 
 def main(argv=None) -> dict:
     cfg, args = parse_args(argv)
-    result = pretrain(cfg, progress=not args.quiet, out=args.out)
+    try:
+        result = pretrain(cfg, progress=not args.quiet, out=args.out)
+    except TrainingInterrupted as stop:  # pretrain has said what it saved
+        print(json.dumps({"interrupted": True, "steps_done": stop.steps_done, "steps": stop.steps,
+                          "out": stop.saved_to}), flush=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        print("interrupted before training began, or a second time: nothing saved", file=sys.stderr)
+        sys.exit(130)
     rank, world = _distributed()
     if rank == 0:
         m = result.metrics
