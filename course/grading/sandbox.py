@@ -118,7 +118,7 @@ class Sandbox:
                 args += ["--ro-bind", f, f]
         made = {"/", "/tmp", "/usr", "/proc", "/dev", "/etc"}
         binds = [(p, p) for p in _python_paths()]
-        binds += [(REPO / "bertlib", REPO / "bertlib"), (REPO / "course", REPO / "course")]
+        binds += [(REPO / name, REPO / name) for name in ("bertlib", "course") if str(REPO / name) not in self.overlays]
         binds += [(Path(host), Path(inside)) for inside, host in self.overlays.items()]
         binds += [(Path(self.workdir).resolve(), Path(self.workdir).resolve())]
         binds += [(Path(f), Path(f)) for f in self.ro_files]
