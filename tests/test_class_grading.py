@@ -173,6 +173,14 @@ def _processes_in(root: Path) -> list[str]:
     return found
 
 
+def _left_behind(root: Path, wait_s: float = 10) -> list[str]:
+    """Processes of a finished run still there after ``wait_s`` (a dying process takes a moment)."""
+    deadline = time.monotonic() + wait_s
+    while (left := _processes_in(root)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
 # ----------------------------------------------------------------------------------------------- the class
 @pytest.fixture(scope="module")
 def released(tmp_path_factory):
@@ -280,6 +288,19 @@ def test_nbgrader_export_and_feedback_read_the_gradebook(parallel, released):
     assert (course.root / "feedback" / "honest_01" / A / f"{A}.html").is_file()
 
 
+def test_a_submission_past_timeout_is_stopped_and_its_worker_replaced(released):
+    students = {HANGS: released["bad"][HANGS], "honest_01": released["honest"]["honest_01"],
+                "honest_02": released["honest"]["honest_02"]}
+    course = _class_course(released, "overrun", students)
+    run = grade(course, A, "--workers", "1", "--timeout", "8")
+    assert run.returncode == 1, run.stdout + run.stderr[-2000:]
+    assert [f["student"] for f in run.summary["failed"]] == [HANGS]
+    assert "took longer than --timeout 8 s" in run.summary["failed"][0]["why"]
+    for s in ("honest_01", "honest_02"):  # graded by the worker started in the stopped one's place
+        assert course.scores(A, s) == released["expected"][s]
+    assert not _left_behind(course.root), "the stopped worker's kernel outlived it"
+
+
 # ----------------------------------------------------------------------------------------------- resuming
 def test_interrupted_twice_and_resumed_grades_each_once_to_the_same_gradebook(released, parallel):
     students = {s: released["honest"][s] for s in list(released["honest"])[:8]}
@@ -301,10 +322,7 @@ def test_interrupted_twice_and_resumed_grades_each_once_to_the_same_gradebook(re
     wait_for_ledger(course, len(after_first) + 2, proc)
     proc.kill()  # a machine that dies: no clean-up of any kind
     proc.communicate(timeout=60)
-    deadline = time.monotonic() + 10
-    while _processes_in(course.root) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not _processes_in(course.root), "a worker or a kernel outlived the killed run"
+    assert not _left_behind(course.root), "a worker or a kernel outlived the killed run"
     after_second = ledger(course)
     assert {s: after_second[s] for s in after_first} == after_first, "graded before: not graded again"
 
@@ -466,6 +484,13 @@ def test_bad_arguments_are_named_before_any_work(released):
     said = _refused(course, A, env=no_bwrap)
     assert "sandbox cannot run here" in said and "bubblewrap" in said
     assert "not a database URL" in _refused(course, A, "--db", "::nonsense::")
+    from course.grading.class_run import in_shard
+
+    empty = next(f"{k}/1000" for k in range(1000) if not in_shard("alice", (k, 1000)))
+    proc = subprocess.run(_command(A, "--shard", empty), cwd=course.root, env=_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and f"falls in shard {empty}" in proc.stdout, proc.stdout + proc.stderr
+    assert not (course.root / "autograded").exists()
     assert "cannot connect to the gradebook database" in _refused(
         course, A, "--db", "postgresql+psycopg://nobody@/gradebook?host=/nonexistent-socket-dir")
 

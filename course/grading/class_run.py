@@ -182,7 +182,8 @@ def check_arguments(args) -> tuple[Path, list[str], dict]:
     if args.student:
         missing = sorted(set(args.student) - {s for _, s in subs})
         if missing:
-            raise SetupError(f"no submission of {args.assignment} by {', '.join(missing)} in {root / 'submitted'}")
+            what = args.assignment if args.assignment != "all" else "any assignment"
+            raise SetupError(f"no submission of {what} by {', '.join(missing)} in {root / 'submitted'}")
         subs = {k: v for k, v in subs.items() if k[1] in set(args.student)}
     if args.sandbox:
         from course.grading.sandbox import SandboxUnavailable, check_available
@@ -210,8 +211,8 @@ def prepare(args, root: Path, assignments: list[str], subs: dict) -> Plan:
     ledger = Ledger(db_url, course_id, engine)
     try:
         with setup_lock(engine):
-            _set_up_gradebook(engine, ledger, cfg, db_url, course_id,
-                              sorted({a for a, _ in mine}), sorted({s for _, s in mine}), register_assignment)
+            _set_up_gradebook(engine, ledger, cfg, db_url, course_id, sorted({a for a, _ in mine}),
+                              sorted({s for _, s in mine if not GLOB_CHARS & set(s)}), register_assignment)
         for (a, s), folder in sorted(mine.items()):
             if GLOB_CHARS & set(s):
                 plan.refused.append({"assignment": a, "student": s, "status": "failed", "seconds": 0.0,
@@ -396,7 +397,10 @@ def main(argv: list[str] | None = None) -> int:
         if in_mine:
             pool.start(in_mine)  # workers import nbgrader while this process sets up the gradebook
         plan = prepare(args, root, assignments, subs)
-        if not plan.todo and not plan.refused:
+        if not plan.in_shard:
+            print(f"nothing to grade: none of the {len(subs)} submissions falls in shard "
+                  f"{args.shard[0]}/{args.shard[1]}")
+        elif not plan.todo and not plan.refused:
             print(f"nothing to grade: all {plan.in_shard} submissions{' of this shard' if plan.shard else ''} "
                   "are graded already (--force regrades them)")
         outcome = run(plan, pool)
