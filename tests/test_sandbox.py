@@ -2,6 +2,7 @@
 and that grading refuses to run unsandboxed unless told to (and then says so)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -138,3 +139,17 @@ def test_grading_refuses_without_the_sandbox_unless_told(tmp_path, monkeypatch):
     unsafe = course.nbgrader("autograde", a, "--force", "--TrustedExecute.sandbox=none", check=False)
     assert "GRADING WITHOUT A SANDBOX" in unsafe.log
     assert course.total(a, "alice") == 8.0
+
+
+def test_a_kernel_exits_when_its_grader_is_gone(tmp_path):
+    """The lifeline: closing the write end (what the grader's death does, even by SIGKILL) ends the
+    process at once, whatever it is doing."""
+    (tmp_path / "busy.py").write_text("while True:\n    pass\n")
+    read, write = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-m", "course.grading.lifeline", str(read), "-m", "busy"],
+                            pass_fds=(read,), cwd=tmp_path, env=dict(os.environ, PYTHONPATH=f"{tmp_path}:{REPO}"))
+    os.close(read)
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=2)  # busy for as long as the grader lives
+    os.close(write)
+    assert proc.wait(timeout=10) == 0

@@ -40,10 +40,14 @@ class SandboxedKernelManager(AsyncKernelManager):
         box = (self.make_sandbox or (lambda w: Sandbox(workdir=w)))(workdir)
         box.ro_files.append(self.connection_file)
         self._info_r, info_w = os.pipe()
+        # The lifeline: the kernel exits when this pipe's write end closes, i.e. when this process dies.
+        life_r, self._lifeline = os.pipe()
+        if cmd[1:3] == ["-m", "ipykernel_launcher"]:
+            cmd = [cmd[0], "-m", "course.grading.lifeline", str(life_r)] + cmd[1:]
         cmd = box.wrap(cmd, info_fd=info_w)
         kw.update(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                  pass_fds=(info_w,), env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
-        self._info_w = info_w
+                  pass_fds=(info_w, life_r), env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        self._info_w, self._life_r = info_w, life_r
         return cmd, kw
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
@@ -51,6 +55,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             await super()._async_launch_kernel(kernel_cmd, **kw)
         finally:
             os.close(self._info_w)
+            os.close(self._life_r)
         try:
             pid = read_child_pid(self._info_r)
         finally:
@@ -63,6 +68,9 @@ class SandboxedKernelManager(AsyncKernelManager):
             await super()._async_cleanup_resources(restart=restart)
         finally:
             shutil.rmtree(getattr(self, "_host_dir", ""), ignore_errors=True)
+            if getattr(self, "_lifeline", None) is not None:
+                os.close(self._lifeline)
+                self._lifeline = None
 
     def client(self, **kwargs):
         """A client whose sockets drop any single message over MAX_MESSAGE_BYTES, so a kernel cannot make
