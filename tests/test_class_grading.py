@@ -173,7 +173,7 @@ def _processes_in(root: Path) -> list[str]:
     return found
 
 
-def _left_behind(root: Path, wait_s: float = 10) -> list[str]:
+def _left_behind(root: Path, wait_s: float = 20) -> list[str]:
     """Processes of a finished run still there after ``wait_s`` (a dying process takes a moment)."""
     deadline = time.monotonic() + wait_s
     while (left := _processes_in(root)) and time.monotonic() < deadline:
@@ -289,15 +289,14 @@ def test_nbgrader_export_and_feedback_read_the_gradebook(parallel, released):
 
 
 def test_a_submission_past_timeout_is_stopped_and_its_worker_replaced(released):
-    students = {HANGS: released["bad"][HANGS], "honest_01": released["honest"]["honest_01"],
-                "honest_02": released["honest"]["honest_02"]}
+    students = {HANGS: released["bad"][HANGS], "honest_01": released["honest"]["honest_01"]}
     course = _class_course(released, "overrun", students)
     run = grade(course, A, "--workers", "1", "--timeout", "8")
     assert run.returncode == 1, run.stdout + run.stderr[-2000:]
     assert [f["student"] for f in run.summary["failed"]] == [HANGS]
     assert "took longer than --timeout 8 s" in run.summary["failed"][0]["why"]
-    for s in ("honest_01", "honest_02"):  # graded by the worker started in the stopped one's place
-        assert course.scores(A, s) == released["expected"][s]
+    # graded after it (students in order), by the worker started in the stopped one's place
+    assert course.scores(A, "honest_01") == released["expected"]["honest_01"]
     assert not _left_behind(course.root), "the stopped worker's kernel outlived it"
 
 
@@ -400,7 +399,7 @@ def postgres():
 def test_two_shards_on_one_postgresql_grade_everyone_once(released, parallel):
     from course.grading.class_run import in_shard
 
-    picked = [*list(released["honest"])[:8], "broken_not_json", KILLS]
+    picked = [*list(released["honest"])[:6], "broken_not_json", KILLS]
     students = {s: {**released["honest"], **released["bad"]}[s] for s in picked}
     course = _class_course(released, "sharded", students)
     with postgres() as url:

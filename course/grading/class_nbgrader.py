@@ -218,15 +218,15 @@ class Grader:
             return {"score": float(sub.score), "max_score": float(sub.max_score), "lost": lost}
 
 
-def _detach() -> None:
-    """Own process group (no terminal SIGINT) and death with the parent (no orphan keeps grading)."""
+def _detach(parent: int) -> None:
+    """Own process group (no terminal SIGINT) and death with the coordinator ``parent`` (no orphan keeps
+    grading). The coordinator may have died before this ran (a kill during start-up): then exit now."""
     os.setpgrp()
-    parent = os.getppid()
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
-    if os.getppid() != parent:  # the parent died before prctl took effect
+    if os.getppid() != parent:
         os._exit(1)
 
 
@@ -238,12 +238,12 @@ def _quiet(log_path: str) -> None:
     os.close(fd)
 
 
-def worker_main(conn, root: str, sandbox: bool, threads: int, scratch: str) -> None:
+def worker_main(conn, root: str, sandbox: bool, threads: int, scratch: str, parent: int) -> None:
     """A worker process. It imports nbgrader and torch and loads the course's configuration (the slow
     part: it overlaps with the coordinator's own set-up), says ("ready", pid), then takes messages:
     ("db", url) once, before any grading; ("grade", (assignment, student, digest)), answered with
     ("done", result); None, to exit. ("fatal", traceback) if it cannot start."""
-    _detach()
+    _detach(parent)
     os.makedirs(scratch, exist_ok=True)
     _quiet(os.path.join(scratch, "worker.log"))
     tempfile.tempdir = scratch  # kernel connection files, the stubbed bertlib: removed with the run's folder

@@ -9,6 +9,7 @@ submission as failed, and starts a fresh worker for the rest.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -72,7 +73,7 @@ class Pool:
         ours, theirs = self._ctx.Pipe()
         slot.process = self._ctx.Process(
             target=worker_main, name=f"course-grade-{slot.index}", daemon=True,
-            args=(theirs, str(self.root), self.sandbox, self.threads, str(slot.scratch)))
+            args=(theirs, str(self.root), self.sandbox, self.threads, str(slot.scratch), os.getpid()))
         slot.process.start()
         theirs.close()
         slot.conn, slot.ready, slot.task, slot.told_db = ours, False, None, False
