@@ -182,8 +182,9 @@ class TrustedExecute(Execute):
             cell.outputs.append(_error_output("DeadKernelError", self._dead))
         except CellTimeoutError:
             self._after_timeout()
-        if any(o.get("ename") == "CellTimeoutError" for o in cell.outputs if o.get("output_type") == "error"):
-            self._after_timeout()
+        else:
+            if any(o.get("ename") == "CellTimeoutError" for o in cell.outputs if o.get("output_type") == "error"):
+                self._after_timeout()
         return cell, resources
 
     def _run_in_kernel(self, code: str):
