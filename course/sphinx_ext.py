@@ -1,27 +1,93 @@
-"""A tiny Sphinx extension for the book (enabled in _config.yml): drop duplicate <script> tags.
+"""The book's Sphinx extension (enabled in _config.yml): pages that need no network, and the static demos.
 
-jupyter-book 1.0.4 with sphinx-thebe 0.3.1 registers thebe's inline configuration twice (once with filename
-None, once with filename "" after the environment is pickled, so Sphinx does not see them as equal), and the second
-`const THEBE_JS_URL = ...` is a JavaScript error on every page ("Identifier has already been declared").
+- Drops duplicate <script> tags: jupyter-book 1.0.4 with sphinx-thebe 0.3.1 registers thebe's inline
+  configuration twice (once with filename None, once with "" after the environment is pickled, so Sphinx does
+  not see them as equal), and the second `const THEBE_JS_URL = ...` is a JavaScript error on every page.
+- Drops every script that would reach the network or show dead widgets: any http(s) URL (the ipywidgets
+  embed manager and require.js that myst-nb adds to a page whose notebook saved widget state), the saved
+  widget state itself, and Thebe (its loader and configuration; the book has no live kernel). The ipywidgets
+  demos are for JupyterLab; their cells carry the remove-cell tag.
+- Static demos (course/static_demo.py): copies Plotly's JavaScript from the installed plotly package into
+  _static (nothing third-party is committed) and loads it, with static_demo.js, only on the pages that hold a
+  demo. The file name carries Plotly's version, so browsers cache it across pages and a new Plotly is fetched.
+- course.css on every page: phone layout (figures, tables, outputs and formulas) and dark-mode fixes.
 """
 from __future__ import annotations
 
+import re
+import shutil
+from pathlib import Path
 
-def _dedupe_scripts(app, pagename, templatename, context, doctree):
+STATIC = Path(__file__).with_name("_static")
+_EXTERNAL = re.compile(r"^(https?:)?//", re.I)
+_DROPPED_TYPES = {"application/vnd.jupyter.widget-state+json", "text/x-thebe-config"}
+_THEBE_CONFIG = re.compile(r'<script type="text/x-thebe-config">.*?</script>\s*', re.S)
+
+
+def plotly_js_path() -> Path:
+    """plotly.min.js as the installed plotly package ships it."""
+    import plotly
+
+    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: reinstall plotly (pip install -e '.[book]')")
+    return path
+
+
+def plotly_js_name() -> str:
+    import plotly
+
+    return f"plotly-{plotly.__version__}.min.js"
+
+
+def _keep(js) -> bool:
+    filename = getattr(js, "filename", None) or ""
+    attributes = getattr(js, "attributes", {}) or {}
+    if _EXTERNAL.match(filename) or filename.endswith("sphinx-thebe.js"):
+        return False
+    if attributes.get("type") in _DROPPED_TYPES:
+        return False
+    if "THEBE_JS_URL" in attributes.get("body", ""):
+        return False
+    return True
+
+
+def _page_assets(app, pagename, templatename, context, doctree):
     scripts = context.get("script_files")
-    if not scripts:
-        return
-    seen, kept = set(), []
-    for js in scripts:
-        attributes = getattr(js, "attributes", {}) or {}
-        key = (getattr(js, "filename", None) or "", repr(sorted(attributes.items())))  # None and "" alike
-        if key not in seen:
-            seen.add(key)
-            kept.append(js)
-    scripts[:] = kept
+    if scripts is not None:
+        seen, kept = set(), []
+        for js in scripts:
+            attributes = getattr(js, "attributes", {}) or {}
+            key = (getattr(js, "filename", None) or "", repr(sorted(attributes.items())))  # None and "" alike
+            if key not in seen and _keep(js):
+                seen.add(key)
+                kept.append(js)
+        scripts[:] = kept
+    css = context.get("css_files")
+    if css is not None:
+        css[:] = [c for c in css if not _EXTERNAL.match(getattr(c, "filename", "") or "")
+                  and not (getattr(c, "filename", "") or "").startswith("sphinx-thebe")]
+    body = context.get("body", "")
+    if "text/x-thebe-config" in body:
+        context["body"] = body = _THEBE_CONFIG.sub("", body)
+    if "data-demo=" in body:  # a page with a static demo: Plotly, then the script that drives the demos
+        app.add_js_file(plotly_js_name(), priority=600, loading_method="defer")
+        app.add_js_file("static_demo.js", priority=601, loading_method="defer")
+
+
+def _static_path(app, config):
+    config.html_static_path = [*config.html_static_path, str(STATIC)]
+
+
+def _copy_plotly(app, exception):
+    if exception is None and app.builder.format == "html":
+        shutil.copyfile(plotly_js_path(), Path(app.outdir) / "_static" / plotly_js_name())
 
 
 def setup(app):
+    app.connect("config-inited", _static_path)
     # Early (priority < 500): html-page-context stops at the first handler that returns a template name.
-    app.connect("html-page-context", _dedupe_scripts, priority=100)
+    app.connect("html-page-context", _page_assets, priority=100)
+    app.connect("build-finished", _copy_plotly)
+    app.add_css_file("course.css", priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,143 @@
+"""course.static_demo: every state computed in Python, stored once, and shown by the page's script.
+
+The last test opens a demo in headless Chromium from a file (Plotly and static_demo.js as the book copies
+them), with every request that is not a local file blocked, and operates each control.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from course.static_demo import Buttons, Select, Slider, StaticDemo
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _state(n, mode, colour="red"):
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Bar(x=["a", "b"], y=[n, n * 2 if mode == "double" else n]))
+    fig.update_layout(title=f"n={n}", height=300)
+    html = "<table><tr><td>same</td></tr></table>" if n < 2 else f"<b>{colour}</b>"
+    return {"caption": f"n {n}, mode {mode}, colour {colour}", "figure": fig, "html": html}
+
+
+def _demo():
+    return StaticDemo("ch99-test", [Slider("n", "n", values=[0, 1, 2, 3], default=1),
+                                    Select("mode", "mode", options=["single", "double"]),
+                                    Buttons("colour", "colour", options=["red", "blue"], labels=["Red", "Blue"])],
+                      state=_state)
+
+
+def test_every_combination_is_computed_in_order():
+    d = _demo()
+    p = d.payload()
+    assert d.n_states == len(p["states"]) == 4 * 2 * 2
+    assert p["default"] == [1, 0, 0]
+    for indices in d.combinations():
+        want = _state(**d.values_at(indices))["caption"]
+        assert p["states"][d.index_of(indices)]["caption"] == want
+    assert d.caption(n=3, mode="double", colour="blue") == "n 3, mode double, colour blue"
+
+
+def test_shared_parts_are_stored_once():
+    p = _demo().payload()
+    layouts = {s["layout"] for s in p["states"]}
+    assert len(layouts) == 4  # one per title, not one per state
+    assert len({s["html"] for s in p["states"]}) == 3  # the "same" table once, then red and blue
+    assert all("template" not in json.loads(p["pool"][s["layout"]]) for s in p["states"])
+
+
+def test_html_shows_the_default_state_without_javascript():
+    html = _demo().to_html()
+    assert 'data-demo="ch99-test"' in html and "n 1, mode single, colour red" in html
+    assert html.count('data-demo-control=') == 3 and '<option value="1">double</option>' in html
+    assert 'aria-pressed="true">Red</button>' in html
+
+
+def test_html_payload_cannot_close_its_script():
+    d = StaticDemo("ch99-esc", [Select("s", "s", options=["x"])],
+                   state=lambda s: {"caption": "c", "html": "<i>a</i></script><b>x</b>"})
+    payload = d.to_html().split("data-demo-payload>", 1)[1]
+    assert payload.count("</script>") == 1 and payload.endswith("</script></div>")
+    assert json.loads(payload[:-len("</script></div>")])["pool"] == ["<i>a</i></script><b>x</b>"]
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda: StaticDemo("Ch5", [Select("a", "a", ["x"])], state=lambda a: {"caption": "c"}), "chNN-"),
+    (lambda: StaticDemo("ch05-x", [], state=lambda: {"caption": "c"}), "at least one control"),
+    (lambda: StaticDemo("ch05-x", [Select("a", "a", ["x"]), Select("a", "b", ["y"])],
+                        state=lambda a: {}), "share a name"),
+    (lambda: Slider("a b", "a", values=[1]), "identifier"),
+    (lambda: Slider("a", "a", values=[]), "no values"),
+    (lambda: Slider("a", "a", values=[1, 1]), "repeats"),
+    (lambda: Slider("a", "a", values=[1, 2], default=3), "default"),
+    (lambda: Select("a", "a", ["x", "y"], labels=["x"]), "labels"),
+    (lambda: StaticDemo("ch05-x", [Slider("a", "a", values=range(100)), Slider("b", "b", values=range(100))],
+                        state=lambda a, b: {"caption": "c"}), "states"),
+])
+def test_bad_demos_are_refused_with_a_reason(bad, message):
+    with pytest.raises(ValueError, match=message):
+        bad()
+
+
+def test_a_state_without_caption_is_refused():
+    d = StaticDemo("ch05-x", [Select("a", "a", ["x"])], state=lambda a: {"figure": None})
+    with pytest.raises(TypeError, match="caption"):
+        d.payload()
+    d = StaticDemo("ch05-x", [Select("a", "a", ["x"])], state=lambda a: {"caption": "c", "table": 1})
+    with pytest.raises(TypeError, match="unknown keys"):
+        d.payload()
+
+
+def test_the_page_script_follows_the_controls(tmp_path):
+    """The demo in a real browser, opened from disk with the network blocked."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip("/usr/bin/chromium is missing")
+    from course.sphinx_ext import plotly_js_path
+
+    d = _demo()
+    (tmp_path / "plotly.min.js").write_bytes(plotly_js_path().read_bytes())
+    (tmp_path / "static_demo.js").write_bytes((ROOT / "course" / "_static" / "static_demo.js").read_bytes())
+    (tmp_path / "page.html").write_text(
+        '<!doctype html><html data-theme="light"><head><script defer src="plotly.min.js"></script>'
+        f'<script defer src="static_demo.js"></script></head><body>{d.to_html()}</body></html>')
+    errors, external = [], []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=["--no-sandbox", "--headless"])
+        tab = browser.new_page()
+        tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        tab.on("pageerror", lambda e: errors.append(str(e)))
+
+        def route(r):
+            if r.request.url.startswith("file://"):
+                r.continue_()
+            else:
+                external.append(r.request.url)
+                r.abort()
+
+        tab.route("**/*", route)
+        tab.goto((tmp_path / "page.html").as_uri())
+        tab.wait_for_selector("[data-demo-figure] .main-svg")
+        root = tab.locator("[data-demo]")
+        title = lambda: tab.locator("[data-demo-figure] .gtitle").text_content()  # noqa: E731
+        assert title() == "n=1"
+        tab.locator('[data-demo-control="n"] input').fill("3")
+        assert tab.locator("[data-demo-caption]").inner_text() == d.caption(n=3, mode="single", colour="red")
+        assert title() == "n=3" and tab.locator('[data-demo-control="n"] output').inner_text() == "3"
+        tab.locator('[data-demo-control="mode"] select').select_option("1")
+        tab.locator('[data-demo-control="colour"] button', has_text="Blue").click()
+        assert tab.locator("[data-demo-caption]").inner_text() == d.caption(n=3, mode="double", colour="blue")
+        assert tab.locator("[data-demo-html]").inner_text() == "blue"
+        assert json.loads(root.get_attribute("data-demo-indices")) == [3, 1, 1]
+        ink = lambda: tab.evaluate("getComputedStyle(document.querySelector('.gtitle')).fill")  # noqa: E731
+        light = ink()
+        tab.evaluate("document.documentElement.dataset.theme = 'dark'")
+        tab.wait_for_timeout(100)
+        assert ink() != light, "the figure's text keeps its colour in dark mode"
+        browser.close()
+    assert not external and not errors, (external, errors)
