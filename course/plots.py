@@ -27,7 +27,14 @@ COLORS = {
     "encoder": "#DD8452",
     "pooler": "#55A868",
     "heads": "#8172B3",
+    "pad": "#8C8C8C",
 }
+
+
+def tint(color: str, alpha: float = 0.25) -> str:
+    """A palette colour as a translucent CSS rgba(): a cell background that reads in light and dark mode."""
+    r, g, b = (round(255 * c) for c in matplotlib.colors.to_rgb(color))
+    return f"rgba({r},{g},{b},{alpha})"
 
 
 def fig_to_png(fig: plt.Figure, dpi: int = 100, close: bool = True) -> bytes:
@@ -88,9 +95,11 @@ def matrix_heatmap(ax, matrix, row_labels: Sequence[str] | None = None, col_labe
 
 
 def html_table(header: Sequence[str], rows: Sequence[Sequence], align: str | None = None,
-               caption: str | None = None):
+               caption: str | None = None, cell_style=None):
     """A small table as an ``IPython.display.HTML`` object (the book has no pandas). Numbers are
-    formatted by the caller; ``align`` is one letter per column, "l" or "r" (default: right for numbers)."""
+    formatted by the caller; ``align`` is one letter per column, "l" or "r" (default: right for numbers).
+    ``cell_style(i, j)``, if given, returns extra CSS for body cell (row i, column j), e.g. a background
+    from ``tint``. The page's CSS (course/_static/course.css) lets a wide table scroll in its own box."""
     import html
 
     from IPython.display import HTML
@@ -104,9 +113,11 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence], align: str | Non
     out = ['<table class="table">']
     if caption:
         out.append(f"<caption>{html.escape(caption)}</caption>")
-    out.append("<thead><tr>" + "".join(f'<th style="{style[a]}">{html.escape(h)}</th>'
+    out.append("<thead><tr>" + "".join(f'<th style="{style[a]}">{html.escape(str(h))}</th>'
                                        for h, a in zip(header, align)) + "</tr></thead><tbody>")
-    for r in rows:
-        out.append("<tr>" + "".join(f'<td style="{style[a]}">{fmt(v)}</td>' for v, a in zip(r, align)) + "</tr>")
+    for i, r in enumerate(rows):
+        extra = [(";" + cell_style(i, j)) if cell_style and cell_style(i, j) else "" for j in range(len(r))]
+        out.append("<tr>" + "".join(f'<td style="{style[a]}{x}">{fmt(v)}</td>'
+                                    for v, a, x in zip(r, align, extra)) + "</tr>")
     out.append("</tbody></table>")
     return HTML("\n".join(out))

@@ -110,15 +110,15 @@ def _as_html(obj) -> str:
 def _figure_json(fig) -> tuple[str, str]:
     """(data JSON, layout JSON) of a plotly Figure or figure dict, with no template (the page's script
     applies colours that follow the light or dark theme)."""
-    import plotly.graph_objects as go
-    import plotly.io as pio
+    from plotly.utils import PlotlyJSONEncoder
 
-    fig = go.Figure(fig)  # a copy: the caller's figure is not changed
-    fig.update_layout(template="none")
-    obj = json.loads(pio.to_json(fig, validate=False))
-    layout = obj.get("layout", {})
-    layout.pop("template", None)
-    return json.dumps(obj.get("data", []), separators=(",", ":")), json.dumps(layout, separators=(",", ":"))
+    obj = fig.to_plotly_json() if hasattr(fig, "to_plotly_json") else dict(fig)
+    layout = {k: v for k, v in (obj.get("layout") or {}).items() if k != "template"}
+
+    def dumps(x):
+        return json.dumps(x, cls=PlotlyJSONEncoder, separators=(",", ":"))
+
+    return dumps(list(obj.get("data") or [])), dumps(layout)
 
 
 class StaticDemo:
@@ -182,12 +182,15 @@ class StaticDemo:
                 pool.append(text)
             return where[text]
 
-        states = []
+        states, figures = [], {}  # figures: id -> (figure, JSON); a figure several states return is dumped once
         for indices in self.combinations():
             out = self.state_at(indices)
             entry: dict[str, Any] = {"caption": out["caption"]}
             if out.get("figure") is not None:
-                data, layout = _figure_json(out["figure"])
+                fig = out["figure"]
+                if id(fig) not in figures:
+                    figures[id(fig)] = (fig, _figure_json(fig))
+                data, layout = figures[id(fig)][1]
                 entry["data"], entry["layout"] = ref(data), ref(layout)
             if out.get("html") is not None:
                 entry["html"] = ref(_as_html(out["html"]))
