@@ -1,7 +1,8 @@
 # make book   build the Jupyter Book into _build/html (warnings are errors)
 # make test   run every test
 # make benchmarks   speed against transformers, as ratios
-# make exercises    regenerate exercises/ from solutions/ with nbgrader
+# make notebooks    rebuild solutions/<a>/<a>.ipynb from its source solutions/<a>/<a>.py (docs/exercises.md)
+# make exercises    regenerate exercises/ from solutions/ with nbgrader (rebuilds the notebooks first)
 # Both create .venv and install the project into it on first use.
 VENV    ?= .venv
 PYTHON  ?= python3
@@ -12,7 +13,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export MPLBACKEND := Agg
 
-.PHONY: book test venv clean benchmarks exercises
+.PHONY: book test venv clean benchmarks notebooks exercises
 
 venv: $(STAMP)
 
@@ -32,8 +33,12 @@ test: $(STAMP)
 benchmarks: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
+# The nbgrader source notebooks, from their percent-format sources (deterministic: a rebuild changes no byte).
+notebooks: $(STAMP)
+	$(PY) tools/build_notebooks.py
+
 # Regenerate the student versions in exercises/ from solutions/ (nbgrader needs the venv on PATH).
-exercises: $(STAMP)
+exercises: notebooks
 	PATH="$(abspath $(VENV))/bin:$$PATH" nbgrader generate_assignment "*" --force
 
 clean:

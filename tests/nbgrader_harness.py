@@ -10,9 +10,10 @@ Used by tests/test_exercises.py and benchmarks/bench_autograde.py; generic over 
     course.scores("01_positioning", "bob")                 # {"test_causal": 0.0, ...} per graded cell
 
 Named mistakes live next to each source notebook, in ``solutions/<a>/mistakes.py`` (nbgrader_config.py
-keeps that file out of the release):
+keeps that file out of the release), one ``# %%`` cell each (docs/exercises.md); load_mistakes() reads them
+with tools/build_notebooks.py as
 
-    MISTAKES = {
+    {
         "causal_mask_in_bert": {                 # a valid nbgrader student id
             "why": "BERT hides only padding, not the future",
             "cells": {"bidirectional": "def bidirectional_visibility(m): ..."},   # solution grade_id -> code
@@ -57,18 +58,20 @@ def assignments() -> list[str]:
     return [a for a in found if a in only] if only else found
 
 
+def notebook_builder():
+    """tools/build_notebooks.py as a module: it builds the source notebooks and reads the mistakes."""
+    if "build_notebooks" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("build_notebooks", REPO / "tools" / "build_notebooks.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["build_notebooks"] = module  # before it runs: its dataclass looks itself up there
+        spec.loader.exec_module(module)
+    return sys.modules["build_notebooks"]
+
+
 def load_mistakes(assignment: str) -> dict:
-    path = SOLUTIONS / assignment / "mistakes.py"
-    if not path.is_file():
-        return {}
-    spec = importlib.util.spec_from_file_location(f"mistakes_{assignment}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    mistakes = module.MISTAKES
+    mistakes = notebook_builder().read_mistakes(assignment)
     for name, m in mistakes.items():
-        assert set(m) <= {"why", "cells", "loses"} and m.get("cells") and m.get("loses"), f"{assignment}/{name}"
-        if isinstance(m["loses"], str):
-            m["loses"] = [m["loses"]]
+        assert set(m) == {"why", "cells", "loses"} and m["cells"] and m["loses"], f"{assignment}/{name}"
     return mistakes
 
 

@@ -1,6 +1,7 @@
 """The graded exercises, graded for real: nbgrader generate_assignment and autograde on a temporary course.
 
-- exercises/ is exactly what nbgrader makes from solutions/, and leaks no solution or hidden test;
+- exercises/ is exactly what nbgrader makes from solutions/, and leaks no solution or hidden test
+  (tests/test_notebook_sources.py: each solutions/<a>/<a>.ipynb is what its source <a>.py builds);
 - per assignment, ONE autograde command grades a class: the solution (full marks), the untouched student
   version (zero), and every named mistake of solutions/<a>/mistakes.py (loses exactly the points of its
   part); assignments are graded two at a time, in two copies of the course (NBGRADER_TEST_JOBS);
@@ -11,9 +12,7 @@
 from __future__ import annotations
 
 import csv
-import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -91,21 +90,6 @@ def test_every_graded_cell_has_hidden_tests(a):
     stubbed = stubbed_bertlib(switched_off)
     assert "is switched off while your notebook is graded" in "".join(
         p.read_text() for p in stubbed.rglob("*.py"))
-
-
-def test_solution_notebooks_match_their_specs():
-    """Where a notebook is built by tools/build_notebooks.py, the committed one is what its spec gives."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("build_notebooks", REPO / "tools" / "build_notebooks.py")
-    builder = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(builder)
-    for name in builder.spec_names():
-        path = SOLUTIONS / name / f"{name}.ipynb"
-        assert path.is_file(), f"{path.relative_to(REPO)} was never built: run `python tools/build_notebooks.py {name}`"
-        committed = path.read_text(encoding="utf-8")
-        assert committed == builder.render(name), (
-            f"solutions/{name}/{name}.ipynb is stale: run `python tools/build_notebooks.py {name}`")
 
 
 @pytest.mark.parametrize("a", ASSIGNMENTS)

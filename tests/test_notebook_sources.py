@@ -1,0 +1,189 @@
+"""Each assignment's sources in solutions/<a>/: <a>.py builds the committed <a>.ipynb (tools/build_notebooks.py),
+the sources lint, nothing but the notebook is released, and the builder refuses a malformed source.
+
+Fast (no nbgrader run); tests/test_exercises.py grades the notebooks and the mistakes for real.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+
+import pytest
+
+from nbgrader_harness import REPO, SOLUTIONS, assignments, notebook_builder
+
+builder = notebook_builder()
+ASSIGNMENTS = assignments()
+
+
+def test_every_assignment_has_a_source():
+    assert ASSIGNMENTS, "no assignment in solutions/"
+    missing = [a for a in ASSIGNMENTS if not (SOLUTIONS / a / f"{a}.py").is_file()]
+    assert not missing, f"no source solutions/<a>/<a>.py for {missing}: write one (docs/exercises.md)"
+    assert not (REPO / "tools" / "notebooks").exists(), "the old specs in tools/notebooks/ came back"
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_committed_notebook_is_what_its_source_builds(a):
+    committed = (SOLUTIONS / a / f"{a}.ipynb").read_text(encoding="utf-8")
+    assert committed == builder.render(a), f"solutions/{a}/{a}.ipynb is stale: run `make notebooks`"
+
+
+def test_check_finds_a_stale_notebook(tmp_path, monkeypatch, capsys):
+    """`--check` is what the test above asks of every notebook, as a command; it must be able to fail."""
+    a = ASSIGNMENTS[0]
+    (tmp_path / a).mkdir()
+    (tmp_path / a / f"{a}.py").write_text((SOLUTIONS / a / f"{a}.py").read_text(encoding="utf-8"))
+    monkeypatch.setattr(builder, "SOLUTIONS", tmp_path)
+    assert builder.main([]) == 0 and builder.main(["--check"]) == 0
+    nb = tmp_path / a / f"{a}.ipynb"
+    nb.write_text(nb.read_text(encoding="utf-8").replace('"points": ', '"points": 1', 1))
+    assert builder.main(["--check"]) == 1
+    assert f"solutions/{a}/{a}.ipynb is stale" in capsys.readouterr().err
+
+
+def test_sources_and_mistakes_lint():
+    """pyflakes over each source as its notebook runs, and over each mistake run in its notebook."""
+    pytest.importorskip("pyflakes", reason="pyflakes is in the dev extra")
+    messages = [m for a in ASSIGNMENTS for m in builder.lint(a)]
+    assert not messages, "\n".join(messages)
+
+
+def test_lint_finds_a_typo_in_a_mistake(tmp_path, monkeypatch):
+    pytest.importorskip("pyflakes", reason="pyflakes is in the dev extra")
+    a = "07_masking" if "07_masking" in ASSIGNMENTS else ASSIGNMENTS[0]
+    (tmp_path / a).mkdir()
+    (tmp_path / a / f"{a}.py").write_text((SOLUTIONS / a / f"{a}.py").read_text(encoding="utf-8"))
+    gid, code = next(iter(builder.read_mistakes(a).values()))["cells"].popitem()
+    line = next(i for i, text in enumerate(code.splitlines()) if "torch." in text)
+    (tmp_path / a / "mistakes.py").write_text(f'"""Mistakes."""\n\n\n# %% typo cell={gid} loses=x\n# why: a typo\n'
+                                              + code.replace("torch.", "torhc.", 1) + "\n")
+    monkeypatch.setattr(builder, "SOLUTIONS", tmp_path)
+    [message] = builder.lint(a)
+    assert message.startswith(f"{tmp_path / a / 'mistakes.py'}:{6 + line}:"), message
+    assert "[typo] undefined name 'torhc'" in message
+    # A mistake that no longer defines the function its notebook's tests call: a NameError, not the mistake.
+    (tmp_path / a / "mistakes.py").write_text(f'"""M."""\n# %% renamed cell={gid} loses=x\n# why: w\nx = 1\n')
+    assert any("[renamed]" in m and "undefined name" in m for m in builder.lint(a))
+
+
+def _ignored_by_nbgrader() -> list[str]:
+    from traitlets.config import Config
+
+    config = Config()
+    path = REPO / "nbgrader_config.py"
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), {"get_config": lambda: config,
+                                                                         "__file__": str(path)})
+    return list(config.CourseDirectory.ignore)
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_nbgrader_releases_only_the_notebook(a):
+    """Every file beside the notebook (its source, mistakes, hidden tests) is in nbgrader's ignore list, so
+    generate_assignment never copies it into exercises/ nor autograde next to a submission."""
+    ignore = _ignored_by_nbgrader()
+    released = [p.name for p in (SOLUTIONS / a).iterdir()
+                if p.name != f"{a}.ipynb" and not any(fnmatch.fnmatch(p.name, g) for g in ignore)]
+    assert not released, f"solutions/{a}/: {released} would be released to students; add it to the ignore list"
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_every_mistake_rewrites_a_solution_cell_and_loses_graded_cells(a):
+    nb = json.loads((SOLUTIONS / a / f"{a}.ipynb").read_text(encoding="utf-8"))
+    meta = [c["metadata"].get("nbgrader", {}) for c in nb["cells"]]
+    solutions = {m["grade_id"] for m in meta if m.get("solution")}
+    graded = {m["grade_id"] for m in meta if m.get("grade")}
+    mistakes = builder.read_mistakes(a)
+    assert len(mistakes) >= 3, f"{a}: at least three named mistakes in solutions/{a}/mistakes.py"
+    for name, m in mistakes.items():
+        assert set(m["cells"]) <= solutions, f"{a}/{name} rewrites {set(m['cells']) - solutions}, not solution cells"
+        assert set(m["loses"]) <= graded, f"{a}/{name} loses {set(m['loses']) - graded}, not graded cells"
+        assert m["why"].strip(), f"{a}/{name}: say why it is wrong"
+
+
+# ------------------------------------------------------------------------------------- the format's refusals
+GOOD = '''"""A tiny assignment."""
+
+
+# %% [markdown]
+# # Title
+#
+# Text.
+
+
+# %% setup
+import torch
+
+
+# %% solution answer
+def answer():
+    ### BEGIN SOLUTION
+    return torch.ones(1)
+    ### END SOLUTION
+
+
+# %% tests test_answer points=2
+assert answer().sum() == 1
+
+
+# %%
+print(answer())
+'''
+
+
+def _build(tmp_path, monkeypatch, text, mistakes=None):
+    (tmp_path / "10_tiny").mkdir(exist_ok=True)
+    (tmp_path / "10_tiny" / "10_tiny.py").write_text(text)
+    if mistakes is not None:
+        (tmp_path / "10_tiny" / "mistakes.py").write_text(mistakes)
+    monkeypatch.setattr(builder, "SOLUTIONS", tmp_path)
+    return builder.build_notebook("10_tiny"), builder.read_mistakes("10_tiny")
+
+
+def test_the_format_builds_what_it_says(tmp_path, monkeypatch):
+    nb, mistakes = _build(tmp_path, monkeypatch, GOOD, '"""M."""\n\n\n# %% ones cell=answer loses=test_answer\n'
+                                                      '# why: two, not one\ndef answer():\n    return torch.ones(2)\n')
+    assert [c.id for c in nb.cells] == ["cell-00", "setup", "answer", "test_answer", "cell-04"]
+    md, setup, solution, tests, code = nb.cells
+    assert md.cell_type == "markdown" and md.source == "# Title\n\nText."
+    assert setup.source == builder.SETUP_PREAMBLE + "\nimport torch" and setup.metadata.nbgrader.locked
+    assert solution.source.startswith("def answer():") and solution.metadata.nbgrader.solution
+    assert tests.source == "assert answer().sum() == 1\n\n" + builder.HIDDEN_NOTE
+    assert tests.metadata.nbgrader.points == 2 and tests.metadata.nbgrader.grade and tests.metadata.nbgrader.locked
+    assert code.source == "print(answer())" and "nbgrader" not in code.metadata
+    assert mistakes == {"ones": {"why": "two, not one", "cells": {"answer": "def answer():\n    return torch.ones(2)"},
+                                 "loses": ["test_answer"]}}
+
+
+@pytest.mark.parametrize("change, message", [
+    (("assert answer().sum() == 1", "### BEGIN HIDDEN TESTS\nassert answer().sum() == 1\n### END HIDDEN TESTS"),
+     "hidden tests belong in hidden_tests.py"),
+    (("    ### BEGIN SOLUTION\n", "    ### BEGIN HIDDEN TESTS\n    ### BEGIN SOLUTION\n"),
+     "hidden tests belong in hidden_tests.py"),
+    (("assert answer().sum() == 1", "answer()"), "keeps at least one visible assert"),
+    ((" points=2", ""), "says what it is worth"),
+    ((" points=2", " points=0"), "worth more than 0"),
+    (("    ### END SOLUTION\n", ""), "### BEGIN SOLUTION and ### END SOLUTION"),
+    (("# %% solution answer", "# %% answer"), "unknown cell header"),
+    (("# %% tests test_answer points=2", "# %% tests answer points=2"), "duplicate cell id answer"),
+    (("# Text.", "Text."), "a markdown line is a comment"),
+    (('"""A tiny assignment."""', '"""A tiny assignment."""\nimport os'), "only a docstring"),
+])
+def test_a_malformed_source_is_refused_naming_its_line(tmp_path, monkeypatch, change, message):
+    old, new = change
+    assert old in GOOD
+    with pytest.raises(builder.SourceError, match=message) as e:
+        _build(tmp_path, monkeypatch, GOOD.replace(old, new, 1))
+    assert "10_tiny.py" in str(e.value)
+
+
+@pytest.mark.parametrize("mistakes, message", [
+    ("# %% ones cell=answer\n# why: w\ndef answer(): pass\n", "says what it loses"),
+    ("# %% ones cell=answer loses=test_answer\ndef answer(): pass\n", "says what it loses"),
+    ("# %% ones loses=test_answer\n# why: w\ndef answer(): pass\n", "a mistake's header"),
+    ("# %% ones cell=answer loses=test_answer\n# why: w\n", "has no code"),
+    ("# %% ones cell=answer loses=test_answer\n# why: w\nx = 1\n# %% ones cell=answer\nx = 2\n", "twice"),
+])
+def test_a_malformed_mistake_is_refused(tmp_path, monkeypatch, mistakes, message):
+    with pytest.raises(builder.SourceError, match=message):
+        _build(tmp_path, monkeypatch, GOOD, mistakes)
