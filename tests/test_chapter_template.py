@@ -1,0 +1,193 @@
+"""Every chapter is a complete lesson in one template (issue 13, section 3), and its quiz spreads the right
+answers over the letters.
+
+The template: these ``##`` sections, in this order, each with content (a heading matches when it starts
+with the name, so "## A worked number: padding steals attention" is "A worked number"). A chapter's own
+sections may sit only between "A worked number" and "Demo". "The formula" holds a display formula and a
+term table with a BERT-Base column; "What to remember" has 5 to 8 bullets; "References" cites the BERT
+paper by section.
+
+A missing piece may be listed in EXCEPTIONS, with a reason that names it and its issue; the test prints
+the list, and fails on an exception that is no longer needed, so the list stays true.
+
+The quizzes: every chapter's ``quiz(...)`` passes ``key=``, so ``course.quiz.placement`` places its right
+answers. The criterion: within a quiz no letter is right more often than ceil(questions / options)
+times; over the book, the counts of A, B, C and D differ by at most 1.
+"""
+from __future__ import annotations
+
+import ast
+import collections
+import math
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from course.quiz import placement
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TEMPLATE = ["Intuition", "The formula", "Shapes", "A worked number", "Demo", "The code in bertlib",
+            "The same with transformers", "Misconceptions", "Interview questions", "Self-check",
+            "What to remember", "References", "Exercise"]
+FREE_AFTER, FREE_BEFORE = "A worked number", "Demo"  # chapter-specific sections go between these two
+
+# (chapter file, template section) -> why it is missing and which issue brings it
+EXCEPTIONS: dict[tuple[str, str], str] = {
+    **{(f"chapters/{page}", "Demo"):
+       "the demo section is still headed 'Try it'; the static-demo helpers rename it 'Demo: ...' (issue 12)"
+       for page in ("05_attention_masks", "06_mlm", "07_masking", "08_nsp", "09_finetuning")},
+    ("chapters/10_pretraining", "Demo"):
+        "chapter 10 has no demo yet; a static demo is being added (issue 13, section 2, and issue 12)",
+    ("chapters/10_pretraining", "Exercise"):
+        "chapter 10 has no graded assignment yet (issue 13, section 2: 'no formula, term table, demo or "
+        "exercise')",
+}
+
+
+def chapters() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    found = []
+
+    def walk(entries):
+        for e in entries or []:
+            if "file" in e and e["file"].startswith("chapters/"):
+                found.append(e["file"])
+            walk(e.get("sections"))
+            walk(e.get("chapters"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return found
+
+
+def _without_code_cells(text: str) -> str:
+    return re.sub(r"^```\{code-cell\}.*?^```\s*$", "", text, flags=re.S | re.M)
+
+
+def sections(page: str) -> list[tuple[str, str]]:
+    """(heading text, body) for every level-2 heading of the chapter, outside code cells."""
+    text = (ROOT / f"{page}.md").read_text(encoding="utf-8")
+    parts = re.split(r"^## (.+)$", text, flags=re.M)
+    found = []
+    for heading, body in zip(parts[1::2], parts[2::2]):
+        found.append((heading.strip(), body))
+    # a "## " inside a code cell is a comment, not a heading: keep only those outside code cells
+    outside = set(re.findall(r"^## (.+)$", _without_code_cells(text), flags=re.M))
+    return [(h, b) for h, b in found if h in outside]
+
+
+def template_name(heading: str) -> str | None:
+    for name in TEMPLATE:
+        if heading == name or heading.startswith(name + ":") or heading.startswith(name + ",") \
+                or heading.startswith(name + " "):
+            return name
+    return None
+
+
+def _has_content(body: str) -> bool:
+    return bool(re.sub(r"\s+", "", body))
+
+
+def _problems(page: str) -> dict[str, str]:
+    """Template section -> what is wrong with it in this chapter (absent, empty, out of order ...)."""
+    found = sections(page)
+    names = [template_name(h) for h, _ in found]
+    problems: dict[str, str] = {}
+    for name in TEMPLATE:
+        if name not in names:
+            problems[name] = "absent"
+        elif names.count(name) > 1:
+            problems[name] = "appears more than once"
+    present = [n for n in names if n is not None]
+    expected = [n for n in TEMPLATE if n in present]
+    if present != expected:
+        problems["order"] = f"sections in the order {present}, the template's is {expected}"
+    last = None  # the template section the current heading follows
+    for (heading, body), name in zip(found, names):
+        if name is not None:
+            last = name
+            if not _has_content(body):
+                problems[name] = f"'## {heading}' has no content"
+        elif last != FREE_AFTER:
+            problems.setdefault("extra", f"'## {heading}' is not a template section and is not "
+                                         f"between '{FREE_AFTER}' and '{FREE_BEFORE}'")
+    body = dict(zip(names, (b for _, b in found)))
+    if "The formula" in body:
+        formula = body["The formula"]
+        if "$$" not in formula:
+            problems["The formula"] = "no display formula ($$ ... $$)"
+        elif not re.search(r"^\|[^\n]*BERT-Base[^\n]*\|\s*$", formula, flags=re.M):
+            problems["The formula"] = "no term table with a BERT-Base column"
+    if "What to remember" in body:
+        n = len(re.findall(r"^[-*] ", body["What to remember"], flags=re.M))
+        if not 5 <= n <= 8:
+            problems["What to remember"] = f"{n} bullets, not 5 to 8"
+    if "References" in body:
+        refs = body["References"]
+        if not (re.search(r"Devlin", refs) and re.search(r"1810\.04805", refs)
+                and re.search(r"[Ss]ection \d|§\s?\d|[Aa]ppendix [A-C]", refs)):
+            problems["References"] = "does not cite the BERT paper (Devlin et al., arXiv:1810.04805) by section"
+    return problems
+
+
+@pytest.mark.parametrize("page", chapters())
+def test_chapter_follows_the_template(page):
+    problems = _problems(page)
+    excused = {name: why for (p, name), why in EXCEPTIONS.items() if p == page}
+    for name, why in excused.items():
+        print(f"\n{page}: '{name}' excused: {why}")
+    stale = [name for name in excused if name not in problems]
+    assert not stale, f"{page}: exception no longer needed for {stale}; remove it from EXCEPTIONS"
+    left = {k: v for k, v in problems.items() if k not in excused}
+    assert not left, f"{page} does not follow the template: {left}"
+
+
+def test_exceptions_name_their_issue():
+    for (page, name), why in EXCEPTIONS.items():
+        assert page in chapters() and name in TEMPLATE, (page, name)
+        assert re.search(r"issue \d+", why) and len(why) > 30, f"{page} {name}: say what is missing and its issue"
+
+
+# --- quizzes --------------------------------------------------------------------------------------------------
+
+def quizzes(page: str) -> list[tuple[list[int], str | None]]:
+    """(options per question, key) of every quiz(...) call in the chapter's code cells."""
+    text = (ROOT / f"{page}.md").read_text(encoding="utf-8")
+    found = []
+    for cell in re.findall(r"^```\{code-cell\}[^\n]*\n(.*?)^```", text, flags=re.S | re.M):
+        source = "\n".join(line for line in cell.splitlines() if not line.startswith(":"))
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "quiz":
+                questions = node.args[0]
+                assert isinstance(questions, ast.List), f"{page}: quiz() takes a literal list"
+                n_options = [len(q.elts[1].elts) for q in questions.elts]
+                key = next((ast.literal_eval(k.value) for k in node.keywords if k.arg == "key"), None)
+                found.append((n_options, key))
+    return found
+
+
+def test_every_quiz_places_its_answers():
+    keys = []
+    for page in chapters():
+        found = quizzes(page)
+        assert found, f"{page} has no quiz"
+        for n_options, key in found:
+            assert key is not None, f"{page}: pass key= to quiz() so the right answers are placed evenly"
+            keys.append(key)
+            letters = collections.Counter(placement(n_options, key))
+            assert max(letters.values()) <= math.ceil(len(n_options) / max(n_options)), (page, letters)
+    assert len(keys) == len(set(keys)), f"two quizzes share a key: {keys}"
+
+
+def test_right_answers_spread_evenly_over_the_book():
+    counts = collections.Counter({letter: 0 for letter in "ABCD"})
+    for page in chapters():
+        for n_options, key in quizzes(page):
+            counts.update("ABCDEFGH"[i] for i in placement(n_options, key))
+    print("\nright answers over the book:", dict(sorted(counts.items())))
+    abcd = [counts[letter] for letter in "ABCD"]
+    assert max(abcd) - min(abcd) <= 1, f"uneven spread {dict(counts)}: choose another key for one quiz"
