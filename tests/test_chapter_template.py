@@ -36,11 +36,6 @@ FREE_AFTER, FREE_BEFORE = "A worked number", "Demo"  # chapter-specific sections
 
 # (chapter file, template section) -> why it is missing and which issue brings it
 EXCEPTIONS: dict[tuple[str, str], str] = {
-    **{(f"chapters/{page}", "Demo"):
-       "the demo section is still headed 'Try it'; the static-demo helpers rename it 'Demo: ...' (issue 12)"
-       for page in ("05_attention_masks", "06_mlm", "07_masking", "08_nsp", "09_finetuning")},
-    ("chapters/10_pretraining", "Demo"):
-        "chapter 10 has no demo yet; a static demo is being added (issue 13, section 2, and issue 12)",
     ("chapters/10_pretraining", "Exercise"):
         "chapter 10 has no graded assignment yet (issue 13, section 2: 'no formula, term table, demo or "
         "exercise')",
@@ -191,3 +186,23 @@ def test_right_answers_spread_evenly_over_the_book():
     print("\nright answers over the book:", dict(sorted(counts.items())))
     abcd = [counts[letter] for letter in "ABCD"]
     assert max(abcd) - min(abcd) <= 1, f"uneven spread {dict(counts)}: choose another key for one quiz"
+
+
+def test_placed_quiz_marks_the_right_option_and_keeps_its_explanation():
+    from course.quiz import quiz_html
+
+    questions = [(f"question {n}?", [f"right {n}", f"wrong {n}a", f"wrong {n}b", f"wrong {n}c"], 0, f"why {n}")
+                 for n in range(6)]
+    page = quiz_html(questions, key="a test")
+    assert page == quiz_html(questions, key="a test")  # the same on every build
+    targets = placement([4] * 6, "a test")
+    assert sorted(targets[:4]) == [0, 1, 2, 3]  # the first round uses every letter once
+    for n, (item, target) in enumerate(zip(page.split('<li class="q">')[1:], targets)):
+        labels = re.findall(r"<label>.*?</label>", item, flags=re.S)
+        right = [i for i, label in enumerate(labels) if "fb ok" in label]
+        assert right == [target] and f"right {n}" in labels[target]
+        assert f"<strong>{'ABCD'[target]}</strong>. why {n}" in item
+        # the other options keep their cyclic order
+        order = [re.search(r"(right|wrong) \d\w?", label).group(0) for label in labels]
+        k = order.index(f"right {n}")
+        assert order[k:] + order[:k] == [f"right {n}", f"wrong {n}a", f"wrong {n}b", f"wrong {n}c"]
