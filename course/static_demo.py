@@ -34,6 +34,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+# Shown where the page's script is absent (a notebook in JupyterLab); course.css and the script hide it.
+_FROZEN = ("<em>The book's page runs this demo; here it shows its first state only. "
+           "The chapter's live (ipywidgets) version follows in the notebook.</em>")
 MAX_STATES = 2000  # a bigger product of control values is a mistake (a page of tens of MB)
 _ID = re.compile(r"^ch\d\d-[a-z0-9-]+$")
 
@@ -242,6 +245,7 @@ class StaticDemo:
                 f'data-demo-indices="{e(json.dumps(p["default"]))}">{title}'
                 f'<div class="demo-controls">{"".join(self._control_html(c) for c in self.controls)}</div>'
                 f'<p class="demo-caption" data-demo-caption aria-live="polite">{e(first["caption"])}</p>'
+                f'<p class="demo-frozen">{_FROZEN}</p>'
                 f'{figure}<div class="demo-html" data-demo-html>{table}</div>'
                 f'<script type="application/json" data-demo-payload>{data}</script></div>')
 

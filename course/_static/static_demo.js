@@ -42,6 +42,7 @@
     this.caption = root.querySelector("[data-demo-caption]");
     this.html = root.querySelector("[data-demo-html]");
     this.controls = Array.prototype.slice.call(root.querySelectorAll("[data-demo-control]"));
+    Array.prototype.forEach.call(root.querySelectorAll(".demo-frozen"), function (e) { e.remove(); });
     var self = this;
     this.controls.forEach(function (el, k) {
       var kind = el.dataset.demoKind;
