@@ -127,7 +127,8 @@ def test_release_leaks_no_solution_or_hidden_test(a):
         if not path.is_file():
             continue
         released = path.read_text(encoding="utf-8")
-        for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "MISTAKES"):
+        # "# %% " and "# why: " begin the cells of the source <a>.py and of mistakes.py.
+        for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "# %% ", "# why: "):
             assert marker not in released, f"{path.relative_to(REPO)} contains {marker!r}"
         if path.suffix == ".ipynb":
             lines = {line.strip() for cell in read_nb(path).cells for line in cell.source.splitlines()}
