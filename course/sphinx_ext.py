@@ -10,12 +10,18 @@
 - Static demos (course/static_demo.py): copies Plotly's JavaScript from the installed plotly package into
   _static (nothing third-party is committed) and loads it, with static_demo.js, only on the pages that hold a
   demo. The file name carries Plotly's version, so browsers cache it across pages and a new Plotly is fetched.
+- Notebook downloads that work from disk: a page with download links embeds the notebooks and
+  file_downloads.js saves them when the page is opened as a file (browsers show raw JSON otherwise).
+- The repository button: shown only when `repository.url` in _config.yml holds a URL.
 - course.css on every page: phone layout (figures, tables, outputs and formulas) and dark-mode fixes.
 """
 from __future__ import annotations
 
+import base64
+import json
 import re
 import shutil
+import urllib.parse
 from pathlib import Path
 
 STATIC = Path(__file__).with_name("_static")
@@ -75,8 +81,42 @@ def _page_assets(app, pagename, templatename, context, doctree):
         app.add_js_file("static_demo.js", priority=601, loading_method="defer")
 
 
+_DOWNLOAD_HREF = re.compile(r'<a class="reference download internal"[^>]*href="((?:\.\./)*_downloads/([^"]+))"')
+
+
+def _embed_downloads(app, pagename, templatename, context, doctree):
+    """A page that offers notebooks for download carries a copy of each (base64) and file_downloads.js, which
+    saves that copy when the page was opened from disk: there browsers ignore a link's `download` attribute
+    and show a notebook as raw JSON. Over http(s) the ordinary link is used."""
+    body = context.get("body", "")
+    links = _DOWNLOAD_HREF.findall(body)
+    if not links:
+        return
+    sources = {dest: Path(app.srcdir) / name for name, (_docs, dest) in app.env.dlfiles.items()}
+    files = {}
+    for href, dest in links:
+        source = sources.get(urllib.parse.unquote(dest))
+        if source is not None and source.suffix == ".ipynb" and source.is_file():
+            files[href] = base64.b64encode(source.read_bytes()).decode("ascii")
+    if files:
+        data = json.dumps(files).replace("</", "<\\/")  # never closes the script element early
+        context["body"] = body + f'<script type="application/json" id="bert-file-downloads">{data}</script>'
+        app.add_js_file("file_downloads.js", priority=602, loading_method="defer")
+
+
 def _static_path(app, config):
     config.html_static_path = [*config.html_static_path, str(STATIC)]
+
+
+def _repository_button(app, config):
+    """The header's repository button follows `repository.url` in _config.yml, the one place to set it: shown
+    when that holds a URL, absent when it is empty (jupyter-book itself refuses the button without a URL), so a
+    copy of the course never links to a placeholder."""
+    options = config.html_theme_options
+    url = (options.get("repository_url") or "").strip()
+    if url and not re.match(r"^https?://", url):
+        raise ValueError(f"repository.url in _config.yml must be an http(s) URL, got {url!r}")
+    options["use_repository_button"] = bool(url)
 
 
 def _copy_plotly(app, exception):
@@ -86,8 +126,10 @@ def _copy_plotly(app, exception):
 
 def setup(app):
     app.connect("config-inited", _static_path)
+    app.connect("config-inited", _repository_button)
     # Early (priority < 500): html-page-context stops at the first handler that returns a template name.
     app.connect("html-page-context", _page_assets, priority=100)
+    app.connect("html-page-context", _embed_downloads, priority=100)
     app.connect("build-finished", _copy_plotly)
     app.add_css_file("course.css", priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
