@@ -177,6 +177,11 @@ def test_a_malformed_source_is_refused_naming_its_line(tmp_path, monkeypatch, ch
     assert "10_tiny.py" in str(e.value)
 
 
+def test_a_source_without_cells_is_refused(tmp_path, monkeypatch):
+    with pytest.raises(builder.SourceError, match="no `# %%` cell"):
+        _build(tmp_path, monkeypatch, '"""Only a docstring."""\n')
+
+
 @pytest.mark.parametrize("mistakes, message", [
     ("# %% ones cell=answer\n# why: w\ndef answer(): pass\n", "says what it loses"),
     ("# %% ones cell=answer loses=test_answer\ndef answer(): pass\n", "says what it loses"),

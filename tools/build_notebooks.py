@@ -172,8 +172,11 @@ def build_notebook(name: str) -> nbformat.NotebookNode:
         "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
     }
+    cells = split_cells(path.read_text(encoding="utf-8"), path)
+    if not cells:
+        raise SourceError(f"{path}: no `# %%` cell, so no notebook (the format: docs/exercises.md)")
     seen = set()
-    for i, cell in enumerate(split_cells(path.read_text(encoding="utf-8"), path)):
+    for i, cell in enumerate(cells):
         nb_cell = to_notebook_cell(cell, path)
         # Stable ids: a rebuild of an unchanged source is byte-identical.
         nb_cell.id = nb_cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell-{i:02d}"
