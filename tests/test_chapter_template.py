@@ -206,3 +206,59 @@ def test_placed_quiz_marks_the_right_option_and_keeps_its_explanation():
         order = [re.search(r"(right|wrong) \d\w?", label).group(0) for label in labels]
         k = order.index(f"right {n}")
         assert order[k:] + order[:k] == [f"right {n}", f"wrong {n}a", f"wrong {n}b", f"wrong {n}c"]
+
+
+# --- links ----------------------------------------------------------------------------------------------------
+
+# what prose is: not code, math, headings, labels, directive lines, roles, links, HTML; not the references,
+# where "chapter 11" is another book's chapter
+_NOT_PROSE = re.compile(
+    r"^## References.*?(?=^## |\Z)|\A---\n.*?\n---\n|^```\{code-cell\}.*?^```[ \t]*$|^```\{literalinclude\}.*?^```[ \t]*$"
+    r"|^```\{[a-z]+\}[^\n]*$|^:::[^\n]*$|^```[ \t]*$|^#+ [^\n]*$|^\([^\n)]*\)=[ \t]*$"
+    r"|\$\$.*?\$\$|\$[^$\n]+\$|\{[a-z:]+\}`[^`]*`|`[^`\n]+`|\[[^\]\n]*\]\([^)\n]*\)|<[^>\n]+>",
+    re.S | re.M)
+
+# a glossary term -> how the prose mentions it
+GLOSSARY_MENTIONS = {
+    "Attention mask": r"attention masks?", "Bidirectional attention": r"bidirectional(?:ly)?",
+    "Causal mask": r"causal masks?", "[CLS]": r"\[CLS\]", "Cross-entropy": r"cross-entropy",
+    "Decoder-only": r"decoder-only", "Encoder-decoder": r"encoder-decoder", "Encoder-only": r"encoder-only",
+    "Fine-tuning": r"fine-tun(?:ing|ed|e)", "GELU": r"GELU", "LayerNorm": r"LayerNorm", "[MASK]": r"\[MASK\]",
+    "Mean pooling": r"mean pooling", "MLM": r"MLM", "NSP": r"NSP", "[PAD]": r"\[PAD\]", "Pooler": r"pooler",
+    "Pretraining": r"pre-?training", "Segment embedding": r"segment embeddings?", "[SEP]": r"\[SEP\]",
+    "Sinusoidal position encoding": r"sinusoid(?:s|al)?", "[UNK]": r"\[UNK\]", "WordPiece": r"WordPiece",
+}
+
+
+def prose(page: str) -> str:
+    text = (ROOT / f"{page}.md").read_text(encoding="utf-8")
+    return _NOT_PROSE.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def test_glossary_lists_every_linked_term():
+    text = (ROOT / "glossary.md").read_text(encoding="utf-8")
+    block = text[text.index("```{glossary}"):]
+    defined = {line.strip().lower() for line in block.splitlines() if line and not line.startswith((" ", ":", "`"))}
+    for term in GLOSSARY_MENTIONS:
+        assert term.lower() in defined, f"{term} is not in the glossary"
+
+
+@pytest.mark.parametrize("page", chapters())
+def test_chapter_mentions_are_links(page):
+    plain = re.findall(r"\b[Cc]hapters? \d+\b", prose(page))
+    assert not plain, f"{page}: link these to their chapters with {{doc}}: {plain}"
+
+
+@pytest.mark.parametrize("page", chapters())
+def test_glossary_terms_are_linked_where_the_chapter_uses_them(page):
+    text, words = (ROOT / f"{page}.md").read_text(encoding="utf-8"), prose(page)
+    # a special token written as inline code in the prose is a mention too
+    blocks = re.sub(r"^## References.*?(?=^## |\Z)|^```\{code-cell\}.*?^```[ \t]*$|^#+ [^\n]*$", "", text,
+                    flags=re.S | re.M)
+    words_and_tokens = words + " ".join(re.findall(r"`(\[(?:CLS|SEP|MASK|PAD|UNK)\])`", blocks))
+    unlinked = []
+    for term, pattern in GLOSSARY_MENTIONS.items():
+        if re.search(r"(?<![\w\-/])(?:" + pattern + r")(?![\w\-])", words_and_tokens, flags=re.I if term[0] != "[" and not term.isupper() else 0):
+            if not re.search(r"\{term\}`(?:[^`<]*<)?" + re.escape(term) + r">?`", text, flags=re.I):
+                unlinked.append(term)
+    assert not unlinked, f"{page} uses these glossary terms without linking one mention: {unlinked}"
