@@ -30,6 +30,7 @@ MODULES = {
     "torch.nn.Linear", "torch.nn.Embedding", "torch.nn.LayerNorm", "torch.nn.Dropout",
     "bertlib.embeddings.BertEmbeddings", "bertlib.encoder.BertPooler", "bertlib.heads.BertPredictionHeadTransform",
     "bertlib.heads.BertLMPredictionHead", "bertlib.heads.BertPreTrainingHeads",
+    "bertlib.attention.BertSelfAttention", "bertlib.encoder.BertLayer",
 }
 
 

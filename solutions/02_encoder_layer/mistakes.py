@@ -1,0 +1,142 @@
+"""Named wrong answers to 02_encoder_layer, each losing the points of its part only (tests/test_exercises.py).
+
+One `# %%` cell per mistake: the solution cell it rewrites, the graded cells it loses, why, and its
+code (docs/exercises.md); `python tools/build_notebooks.py --lint` checks each in its notebook."""
+
+
+# %% no_scaling cell=attention loses=test_attention
+# why: the scores are divided by sqrt(d_k), or wide heads saturate the softmax
+def attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores + mask
+    weights = scores.softmax(dim=-1)
+    return weights @ v, weights
+
+
+# %% scaled_by_d cell=attention loses=test_attention
+# why: the division is by the square root of d_k, not by d_k
+def attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / q.size(-1)
+    if mask is not None:
+        scores = scores + mask
+    weights = scores.softmax(dim=-1)
+    return weights @ v, weights
+
+
+# %% softmax_over_queries cell=attention loses=test_attention
+# why: each query's weights over the keys sum to 1: the softmax runs over the last axis
+def attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores + mask
+    weights = scores.softmax(dim=-2)
+    return weights @ v, weights
+
+
+# %% mask_ignored cell=attention loses=test_attention
+# why: the additive mask goes onto the scores before the softmax, or [PAD] keys get weight
+def attention(q, k, v, mask=None):
+    weights = (q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))).softmax(dim=-1)
+    return weights @ v, weights
+
+
+# %% split_without_transpose cell=self_attention loses=test_self_attention
+# why: view(B, nh, T, hd) cuts across tokens; split with view(B, T, nh, hd) and move the head axis
+def self_attention(attn, hidden_states, mask=None):
+    B, T, H = hidden_states.shape
+    nh = attn.num_attention_heads
+    q = attn.query(hidden_states).view(B, nh, T, H // nh)
+    k = attn.key(hidden_states).view(B, nh, T, H // nh)
+    v = attn.value(hidden_states).view(B, nh, T, H // nh)
+    context, weights = attention(q, k, v, mask)
+    return context.transpose(1, 2).reshape(B, T, H), weights
+
+
+# %% merge_without_transpose cell=self_attention loses=test_self_attention
+# why: the heads' contexts are (B, nh, T, hd): transpose back to (B, T, nh, hd) before reshaping
+def self_attention(attn, hidden_states, mask=None):
+    B, T, H = hidden_states.shape
+    nh = attn.num_attention_heads
+    q = attn.query(hidden_states).view(B, T, nh, H // nh).transpose(1, 2)
+    k = attn.key(hidden_states).view(B, T, nh, H // nh).transpose(1, 2)
+    v = attn.value(hidden_states).view(B, T, nh, H // nh).transpose(1, 2)
+    context, weights = attention(q, k, v, mask)
+    return context.reshape(B, T, H), weights
+
+
+# %% one_big_head cell=self_attention loses=test_self_attention
+# why: BERT attends with nh heads of H / nh, each with its own softmax, not one head of H
+def self_attention(attn, hidden_states, mask=None):
+    q = attn.query(hidden_states)[:, None]
+    k = attn.key(hidden_states)[:, None]
+    v = attn.value(hidden_states)[:, None]
+    context, weights = attention(q, k, v, mask)
+    return context[:, 0], weights
+
+
+# %% calls_bertlib_attention cell=self_attention loses=test_self_attention
+# why: calling BertSelfAttention's own forward is not writing it
+def self_attention(attn, hidden_states, mask=None):
+    return attn(hidden_states, mask, output_attentions=True)
+
+
+# %% pre_layernorm cell=layer loses=test_layer
+# why: BERT is post-LN, LayerNorm(x + f(x)); x + f(LayerNorm(x)) is GPT-2's order
+def encoder_layer(layer, hidden_states, mask=None):
+    sub = layer.attention.output
+    context, _ = self_attention(layer.attention.self, sub.LayerNorm(hidden_states), mask)
+    y = hidden_states + sub.dense(context)
+    out = layer.output
+    return y + out.dense(layer.intermediate.intermediate_act_fn(layer.intermediate.dense(out.LayerNorm(y))))
+
+
+# %% no_residual cell=layer loses=test_layer
+# why: each sub-layer's output is added to its input before the LayerNorm
+def encoder_layer(layer, hidden_states, mask=None):
+    context, _ = self_attention(layer.attention.self, hidden_states, mask)
+    y = layer.attention.output.LayerNorm(layer.attention.output.dense(context))
+    wide = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(y))
+    return layer.output.LayerNorm(layer.output.dense(wide))
+
+
+# %% second_residual_from_input cell=layer loses=test_layer
+# why: the second residual adds the feed-forward network's input y, not the layer's input x
+def encoder_layer(layer, hidden_states, mask=None):
+    context, _ = self_attention(layer.attention.self, hidden_states, mask)
+    y = layer.attention.output.LayerNorm(hidden_states + layer.attention.output.dense(context))
+    wide = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(y))
+    return layer.output.LayerNorm(hidden_states + layer.output.dense(wide))
+
+
+# %% relu_instead_of_gelu cell=layer loses=test_layer
+# why: BERT's feed-forward activation is GELU, not ReLU
+def encoder_layer(layer, hidden_states, mask=None):
+    context, _ = self_attention(layer.attention.self, hidden_states, mask)
+    y = layer.attention.output.LayerNorm(hidden_states + layer.attention.output.dense(context))
+    wide = torch.relu(layer.intermediate.dense(y))
+    return layer.output.LayerNorm(y + layer.output.dense(wide))
+
+
+# %% gelu_form_hard_coded cell=layer loses=test_layer
+# why: the activation is the one the layer's config names; F.gelu is the exact form, "gelu_new" the tanh one
+def encoder_layer(layer, hidden_states, mask=None):
+    context, _ = self_attention(layer.attention.self, hidden_states, mask)
+    y = layer.attention.output.LayerNorm(hidden_states + layer.attention.output.dense(context))
+    wide = F.gelu(layer.intermediate.dense(y))
+    return layer.output.LayerNorm(y + layer.output.dense(wide))
+
+
+# %% mask_not_passed cell=layer loses=test_layer
+# why: the layer hands its mask to the attention, or [PAD] leaks into every token
+def encoder_layer(layer, hidden_states, mask=None):
+    context, _ = self_attention(layer.attention.self, hidden_states)
+    y = layer.attention.output.LayerNorm(hidden_states + layer.attention.output.dense(context))
+    wide = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(y))
+    return layer.output.LayerNorm(y + layer.output.dense(wide))
+
+
+# %% calls_bertlib_layer cell=layer loses=test_layer
+# why: calling BertLayer's own forward is not writing it
+def encoder_layer(layer, hidden_states, mask=None):
+    return layer(hidden_states, mask)[0]
