@@ -29,6 +29,24 @@ def test_committed_notebook_is_what_its_source_builds(a):
     assert committed == builder.render(a), f"solutions/{a}/{a}.ipynb is stale: run `make notebooks`"
 
 
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_jupytext_reads_the_same_cells(a):
+    """The source is jupytext's percent format (docs/exercises.md: an editor or JupyterLab can open and run
+    it): jupytext finds the builder's cells, with the same code and markdown, after the docstring's."""
+    jupytext = pytest.importorskip("jupytext", reason="jupytext is in the book extra")
+    read = jupytext.read(str(SOLUTIONS / a / f"{a}.py"), fmt="py:percent").cells[1:]
+    built = builder.build_notebook(a).cells
+    assert len(read) == len(built), f"{a}: jupytext finds {len(read)} cells, the builder {len(built)}"
+    for by_jupytext, cell in zip(read, built):
+        meta = cell.metadata.get("nbgrader", {})
+        source = cell.source
+        if meta.get("grade"):
+            source = source.removesuffix("\n\n" + builder.HIDDEN_NOTE)
+        elif meta.get("locked"):
+            source = source.removeprefix(builder.SETUP_PREAMBLE).lstrip("\n")
+        assert (by_jupytext.cell_type, by_jupytext.source) == (cell.cell_type, source), f"{a}: cell {cell.id}"
+
+
 def test_check_finds_a_stale_notebook(tmp_path, monkeypatch, capsys):
     """`--check` is what the test above asks of every notebook, as a command; it must be able to fail."""
     a = ASSIGNMENTS[0]
