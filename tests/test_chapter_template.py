@@ -262,3 +262,12 @@ def test_glossary_terms_are_linked_where_the_chapter_uses_them(page):
             if not re.search(r"\{term\}`(?:[^`<]*<)?" + re.escape(term) + r">?`", text, flags=re.I):
                 unlinked.append(term)
     assert not unlinked, f"{page} uses these glossary terms without linking one mention: {unlinked}"
+
+
+def test_library_methods_are_shown_without_their_class_indent():
+    """A method shown with literalinclude's :pyobject: Class.method keeps its class's indent unless :dedent:."""
+    for page in [*chapters(), "intro", "glossary", "exercises"]:
+        text = (ROOT / f"{page}.md").read_text(encoding="utf-8")
+        for block in re.findall(r"^```\{literalinclude\}.*?^```", text, flags=re.S | re.M):
+            if re.search(r"^:pyobject: \w+\.\w+", block, flags=re.M):
+                assert re.search(r"^:dedent:", block, flags=re.M), f"{page}: add :dedent: to\n{block}"
