@@ -12,12 +12,14 @@
   demo. The file name carries Plotly's version, so browsers cache it across pages and a new Plotly is fetched.
 - Notebook downloads that work from disk: a page with download links embeds the notebooks and
   file_downloads.js saves them when the page is opened as a file (browsers show raw JSON otherwise).
-- The repository button: shown only when `repository.url` in _config.yml holds a URL.
+- The repository button: shown only when `repository.url` in _config.yml holds a URL; the landing page's
+  `git clone @REPOSITORY_URL@` line shows the same URL.
 - course.css on every page: phone layout (figures, tables, outputs and formulas) and dark-mode fixes.
 """
 from __future__ import annotations
 
 import base64
+import html
 import json
 import re
 import shutil
@@ -104,6 +106,18 @@ def _embed_downloads(app, pagename, templatename, context, doctree):
         app.add_js_file("file_downloads.js", priority=602, loading_method="defer")
 
 
+REPOSITORY_MARKER = "@REPOSITORY_URL@"
+
+
+def _repository_url_in_text(app, pagename, templatename, context, doctree):
+    """The marker @REPOSITORY_URL@ (the landing page's `git clone` line) becomes `repository.url` from
+    _config.yml, or, while that is empty, a placeholder that says what belongs there."""
+    body = context.get("body", "")
+    if REPOSITORY_MARKER in body:
+        url = (app.config.html_theme_options.get("repository_url") or "").strip()
+        context["body"] = body.replace(REPOSITORY_MARKER, html.escape(url or "<URL of this course's repository>"))
+
+
 def _static_path(app, config):
     config.html_static_path = [*config.html_static_path, str(STATIC)]
 
@@ -130,6 +144,7 @@ def setup(app):
     # Early (priority < 500): html-page-context stops at the first handler that returns a template name.
     app.connect("html-page-context", _page_assets, priority=100)
     app.connect("html-page-context", _embed_downloads, priority=100)
+    app.connect("html-page-context", _repository_url_in_text, priority=100)
     app.connect("build-finished", _copy_plotly)
     app.add_css_file("course.css", priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
