@@ -220,8 +220,8 @@ def model_diagram(config: BertConfig, ax=None):
     H, L, nh = config.hidden_size, config.num_hidden_layers, config.num_attention_heads
     I, V, hd = config.intermediate_size, config.vocab_size, config.head_dim
     boxes = [  # (y, text, colour, shape after it)
-        (9.3, "input_ids, token_type_ids", "white", "(B, T)"),
-        (8.3, "embeddings: word + position + segment,\nLayerNorm, dropout", COLORS["embeddings"], f"(B, T, {H})"),
+        (9.55, "input_ids, token_type_ids", "white", "(B, T)"),
+        (8.5, "embeddings: word + position + segment,\nLayerNorm, dropout", COLORS["embeddings"], f"(B, T, {H})"),
         (7.0, f"multi-head self-attention\n{nh} heads of {hd}: Q, K, V, softmax(QKᵀ/√{hd} + M) V",
          COLORS["encoder"], f"(B, T, {H})"),
         (5.9, "dense, dropout, add x, LayerNorm", COLORS["layernorm"], f"(B, T, {H})"),
@@ -235,20 +235,21 @@ def model_diagram(config: BertConfig, ax=None):
         ax.add_patch(plt.Rectangle((0.5, y - 0.38), 6.0, 0.76, facecolor=color, alpha=0.35 if color != "white"
                                    else 1.0, edgecolor="black", linewidth=0.8))
         ax.text(3.5, y, text, ha="center", va="center", fontsize=8.5)
-        ax.text(6.7, y - 0.55, shape, ha="left", va="center", fontsize=8, family="monospace", color="#333")
+        ax.text(6.95, y - 0.55, shape, ha="left", va="center", fontsize=8, family="monospace", color="#333")
     for (y0, *_), (y1, *_) in zip(boxes, boxes[1:]):
         ax.annotate("", xy=(3.5, y1 + 0.4), xytext=(3.5, y0 - 0.4), arrowprops=dict(arrowstyle="->", lw=1))
     # the layer: a frame around its four boxes, "x L", and the two residual paths
-    ax.add_patch(plt.Rectangle((0.2, 3.1), 6.6, 4.55, fill=False, edgecolor=COLORS["encoder"], linewidth=2,
+    ax.add_patch(plt.Rectangle((0.2, 3.1), 6.55, 4.95, fill=False, edgecolor=COLORS["encoder"], linewidth=2,
                                linestyle="--"))
-    ax.text(0.35, 7.45, f"× {L} layers (BertLayer)", fontsize=9, color=COLORS["encoder"], weight="bold")
+    ax.text(0.35, 7.75, f"× {L} layers (BertLayer)", fontsize=9, color=COLORS["encoder"], weight="bold",
+            va="center")
     for top, bottom in ((7.55, 5.9), (5.4, 3.7)):
         ax.annotate("", xy=(0.5, bottom), xytext=(0.5, top), arrowprops=dict(
             arrowstyle="->", lw=1.2, color="#555", connectionstyle="arc,angleA=180,angleB=180,armA=14,armB=14,rad=4"))
     ax.text(-0.35, 6.75, "residual", rotation=90, fontsize=7.5, color="#555", va="center")
     ax.text(-0.35, 4.55, "residual", rotation=90, fontsize=7.5, color="#555", va="center")
-    ax.set_xlim(-0.6, 9.4)
-    ax.set_ylim(0.3, 9.8)
+    ax.set_xlim(-0.6, 9.6)
+    ax.set_ylim(0.3, 10.05)
     ax.axis("off")
     ax.set_title(f"BERT from ids to heads (shapes for H = {H}, L = {L}, {nh} heads)", fontsize=10)
     return ax
