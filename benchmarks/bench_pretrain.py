@@ -12,12 +12,13 @@ Run: python benchmarks/bench_pretrain.py [--repeats 5] [--steps 10] [--seeds 0 1
    * bertlib as ``python -m bertlib.pretrain`` trains: the compact vocabulary of the corpus and logits only
      at the masked positions: the ratio says what the recipe buys.
 
-   A step is forward, backward and an AdamW update; each side is warmed up, then timed ``--repeats`` times
-   over ``--steps`` steps, the sides taking turns, and the best repeat counts.
+   A step is the one step of every bertlib run (``bertlib.training.loop.train_steps``: forward, backward,
+   gradient clipping, AdamW update, schedule step), on both sides; each side is warmed up, then timed
+   ``--repeats`` times over ``--steps`` steps, the sides taking turns, and the best repeat counts.
 
 2. The default run (``PretrainConfig()``, what the book executes) for each of ``--seeds``: held-out MLM and
-   NSP accuracy against their baselines, and the wall time (data preparation and evaluation included).
-   About four minutes a seed on a 2-core machine; ``--seeds`` with no value skips it.
+   NSP accuracy against their baselines, and the wall time (data preparation and evaluation included,
+   printed for each seed); ``--seeds`` with no value skips it.
 
 The last line printed is a JSON object with the figures.
 """
@@ -34,8 +35,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import transformers  # noqa: E402
 
 from bertlib.heads import BertForPreTraining  # noqa: E402
-from bertlib.pretrain import (  # noqa: E402
-    NspBatches, PretrainConfig, load_pretraining_data, make_optimizer, mask_batch, pretrain, pretraining_loss,
+from bertlib.training.loop import make_optimizer, make_scheduler, train_steps  # noqa: E402
+from bertlib.training.pretrain import (  # noqa: E402
+    NspBatches, PretrainConfig, load_pretraining_data, mask_batch, pretrain, pretraining_forward,
 )
 
 
@@ -59,28 +61,29 @@ def step_functions(cfg: PretrainConfig, vocab: str, n_batches: int = 8):
         fns["transformers, full vocabulary, every position"] = _stepper(
             theirs, batches, lambda m, b: m(input_ids=b["input_ids"], attention_mask=b["attention_mask"],
                                             token_type_ids=b["token_type_ids"], labels=b["labels"],
-                                            next_sentence_label=b["next_sentence_label"]).loss)
+                                            next_sentence_label=b["next_sentence_label"]))
         fns["bertlib, full vocabulary, every position"] = _stepper(
             ours, batches, lambda m, b: m(b["input_ids"], b["attention_mask"], b["token_type_ids"],
-                                          labels=b["labels"], next_sentence_label=b["next_sentence_label"]).loss)
+                                          labels=b["labels"], next_sentence_label=b["next_sentence_label"]))
     else:
         fns["bertlib recipe: compact vocabulary, masked positions only"] = _stepper(
-            ours, batches, lambda m, b: pretraining_loss(m, b, nsp=True)[0])
+            ours, batches, lambda m, b: pretraining_forward(m, b, nsp=True))
     return fns
 
 
-def _stepper(model, batches, loss_fn):
+def _stepper(model, batches, forward):
+    """One call: one training step of ``model`` (``forward(model, batch)`` gives an output with a ``.loss``)."""
     model.train()
     opt = make_optimizer(model, 1e-4, 0.01)
+    scheduler = make_scheduler(opt, 10**9, 0.0)  # a constant rate, for as many steps as the timing takes
     state = {"i": 0}
 
-    def step():
-        b = batches[state["i"] % len(batches)]
+    def next_batch(_):
         state["i"] += 1
-        loss = loss_fn(model, b)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        return batches[(state["i"] - 1) % len(batches)]
+
+    def step():
+        train_steps(model, next_batch, 1, opt, scheduler, forward=lambda b: forward(model, b))
 
     return step
 

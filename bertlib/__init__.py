@@ -2,11 +2,16 @@
 
 Every chapter of the course imports from here; the graded notebooks use it as the oracle.
 Names are Hugging Face's, so checkpoints load as they are and what you learn transfers.
+
+This top level is the model and its data code; what trains it (pretraining, fine-tuning, the experiments,
+their corpus and command lines) is the subpackage ``bertlib.training``, which imports from here and never the
+other way round.
 """
 from .attention import additive_mask, build_attention_mask, causal_visibility, eager_attention, padding_visibility
 from .config import BertConfig
 from .embeddings import BertEmbeddings
 from .heads import (
+    IGNORE_INDEX,
     BertForMaskedLM,
     BertForNextSentencePrediction,
     BertForPreTraining,
@@ -23,6 +28,6 @@ from .weights import CheckpointMismatchError, MissingWeightsError, UnreadableWei
 
 from .masking import mask_tokens, masking_statistics
 from .nsp import NspExample, create_nsp_examples
-from .tokenizer import BertTokenizer
+from .tokenizer import DEFAULT_SPECIAL_TOKENS, BertTokenizer
 
 __version__ = "0.1.0"

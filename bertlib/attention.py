@@ -1,8 +1,9 @@
 """Multi-head self-attention and its masks (chapter 5, "Attention masks"; chapter 1 for the causal mask).
 
 BERT's attention is bidirectional: every token may look at every other real token. Padding positions are
-hidden by adding a very negative number to their scores *before* the softmax, so they receive (almost)
-exactly zero weight. GPT-style causal attention additionally hides every position to the right; bertlib
+hidden before the softmax, so they receive exactly zero weight: the eager path adds a very negative number
+to their scores (an additive mask), the fused ``sdpa`` path passes torch a boolean mask (True = may attend),
+which it applies itself. GPT-style causal attention additionally hides every position to the right; bertlib
 offers it only to contrast the two (``BertConfig(is_causal=True)``).
 """
 from __future__ import annotations
@@ -94,14 +95,15 @@ class BertSelfAttention(nn.Module):
     def forward(
         self,
         hidden_states: torch.Tensor,  # (B, T, H)
-        mask: torch.Tensor | None = None,  # additive, from build_attention_mask
+        mask: torch.Tensor | None = None,  # from build_attention_mask: boolean for sdpa, additive for eager
         output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         B, T, H = hidden_states.shape
         dropout_p = self.dropout_p if self.training else 0.0
         if self.attn_implementation == "sdpa" and not output_attentions:
             # Fast path, same numbers: one matrix product for Q, K and V together, and torch's fused kernel
-            # for softmax(QK^T / sqrt(d) + mask) V, which never stores the T x T weights.
+            # for softmax(QK^T / sqrt(d)) V over the keys the boolean mask lets through (True = attend), which
+            # never stores the T x T weights.
             weight = torch.cat([self.query.weight, self.key.weight, self.value.weight])  # (3H, H)
             bias = torch.cat([self.query.bias, self.key.bias, self.value.bias])  # (3H,)
             q, k, v = F.linear(hidden_states, weight, bias).split(H, dim=-1)  # 3 x (B, T, H)

@@ -65,8 +65,10 @@ class BertConfig:
                 f"hidden_size ({self.hidden_size}) must be divisible by num_attention_heads "
                 f"({self.num_attention_heads}): each head gets hidden_size / num_attention_heads dimensions"
             )
-        if self.hidden_act not in _ACTIVATIONS:
-            raise ValueError(f"hidden_act {self.hidden_act!r} is not one of {sorted(_ACTIVATIONS)}")
+        from .activations import ACT2FN  # here: reading a config.json alone (the tokenizer does) needs no torch
+
+        if self.hidden_act not in ACT2FN:
+            raise ValueError(f"hidden_act {self.hidden_act!r} is not one of {sorted(ACT2FN)}")
         if self.attn_implementation not in ("eager", "sdpa"):
             raise ValueError(f"attn_implementation must be 'eager' or 'sdpa', not {self.attn_implementation!r}")
 
@@ -141,7 +143,6 @@ class BertConfig:
         Path(path).write_text(json.dumps(d, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-_ACTIVATIONS = {"gelu", "relu", "gelu_new", "gelu_pytorch_tanh", "silu", "tanh"}
 _POSITIVE_INTS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
                   "max_position_embeddings", "type_vocab_size", "num_labels")
 

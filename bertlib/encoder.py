@@ -6,20 +6,11 @@ One ``BertLayer`` is attention, then a position-wise feed-forward network of wid
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
+from .activations import ACT2FN  # noqa: F401 (also read from here: chapter 2 imports bertlib.encoder.ACT2FN)
 from .attention import BertAttention
 from .config import BertConfig
-
-ACT2FN = {
-    "gelu": F.gelu,  # exact, with erf: what BERT was trained with
-    "gelu_new": lambda x: F.gelu(x, approximate="tanh"),
-    "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh"),
-    "relu": F.relu,
-    "silu": F.silu,
-    "tanh": torch.tanh,
-}
 
 
 class BertIntermediate(nn.Module):

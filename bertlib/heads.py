@@ -1,7 +1,7 @@
 """Task heads on top of ``BertModel``: pretraining (chapters 6 and 8) and fine-tuning (chapter 9).
 
 - MLM: a transform (dense, GELU, LayerNorm), then a projection to the vocabulary whose weight *is* the
-  word-embedding matrix (tied) plus a bias per word. The loss counts only labelled positions (-100 = skip).
+  word-embedding matrix (tied) plus a bias per word. The loss counts only labelled positions (``IGNORE_INDEX``, -100 = skip).
 - NSP: a 2-way classifier on the pooled [CLS] vector; label 0 = IsNext, 1 = NotNext.
 - Fine-tuning: sentence classification from the pooled [CLS], one label per token, and extractive QA
   (a start and an end logit per token, decoded into the best valid span by ``decode_span``).
@@ -15,8 +15,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from .config import BertConfig
-from .encoder import ACT2FN
+from .activations import ACT2FN
 from .modeling import BertModel, BertPreTrainedModel, ModelOutput
+
+IGNORE_INDEX = -100  # the label of a position that is not predicted (cross_entropy's default ignore_index)
 
 
 # ----------------------------------------------------------------------------- outputs
@@ -61,17 +63,30 @@ class QuestionAnsweringModelOutput(ModelOutput):
 
 
 # ----------------------------------------------------------------------------- losses
-def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy over the labelled positions only: labels of -100 are not counted at all.
+def mlm_loss(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch: int | float | None = None) -> torch.Tensor:
+    """Cross-entropy over the labelled positions only: labels of ``IGNORE_INDEX`` are not counted at all.
 
+    The mean over this batch's labels, or, with ``num_items_in_batch`` (transformers' name), their sum divided
+    by it: the number of labels in the whole batch when this is a slice of it (another process's rows under
+    DDP, or a micro-batch of gradient accumulation), so that the slices' losses add up to the whole batch's
+    mean. A batch with no label at all then has loss 0.
     (Multiplying an already mean-reduced loss by a mask does *not* do this: chapter 6 shows why.)
     """
-    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1), ignore_index=-100)
+    logits, labels = logits.reshape(-1, logits.size(-1)), labels.reshape(-1)
+    if num_items_in_batch is None:
+        return F.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX)
+    total = F.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX, reduction="sum")
+    return total / num_items_in_batch if num_items_in_batch else total
 
 
-def nsp_loss(logits: torch.Tensor, next_sentence_label: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy of the 2-way IsNext (0) / NotNext (1) classifier."""
-    return F.cross_entropy(logits.reshape(-1, 2), next_sentence_label.reshape(-1))
+def nsp_loss(logits: torch.Tensor, next_sentence_label: torch.Tensor,
+             num_items_in_batch: int | float | None = None) -> torch.Tensor:
+    """Cross-entropy of the 2-way IsNext (0) / NotNext (1) classifier: the mean over the pairs, or their sum
+    divided by ``num_items_in_batch`` (``num_items_in_batch=1``: the sum, to average over several batches)."""
+    logits, next_sentence_label = logits.reshape(-1, 2), next_sentence_label.reshape(-1)
+    if num_items_in_batch is None:
+        return F.cross_entropy(logits, next_sentence_label)
+    return F.cross_entropy(logits, next_sentence_label, reduction="sum") / num_items_in_batch
 
 
 # ----------------------------------------------------------------------------- head modules
@@ -141,7 +156,7 @@ def _mlm_logits_at(head: BertLMPredictionHead, sequence_output, labels, only_lab
     """Vocabulary logits everywhere, or only at the labelled positions (far cheaper when training:
     the V-wide projection dominates a small BERT's step, and only ~15% of the positions need it)."""
     if only_labelled and labels is not None:
-        selected = labels != -100  # (B, T)
+        selected = labels != IGNORE_INDEX  # (B, T)
         return head(sequence_output[selected]), labels[selected]  # (N, V), (N,)
     return head(sequence_output), labels
 
@@ -167,13 +182,16 @@ class BertForPreTraining(_TiedMLM, BertPreTrainedModel):
         output_attentions: bool = False,
         output_hidden_states: bool = False,
         logits_only_at_labels: bool = False,
+        num_items_in_batch: int | float | None = None,
     ) -> BertForPreTrainingOutput:
+        """``num_items_in_batch``: divide the MLM loss's sum by this number of labels rather than take the mean
+        over this batch's (see ``mlm_loss``); the NSP loss is the mean over this batch's pairs either way."""
         out = self.bert(input_ids, attention_mask, token_type_ids, position_ids,
                         output_attentions, output_hidden_states)
         logits, kept_labels = _mlm_logits_at(self.cls.predictions, out.last_hidden_state, labels,
                                              logits_only_at_labels)  # (B, T, V) or (N, V)
         nsp_logits = self.cls.seq_relationship(out.pooler_output)  # (B, 2)
-        lm = mlm_loss(logits, kept_labels) if labels is not None else None
+        lm = mlm_loss(logits, kept_labels, num_items_in_batch) if labels is not None else None
         ns = nsp_loss(nsp_logits, next_sentence_label) if next_sentence_label is not None else None
         loss = None
         if lm is not None and ns is not None:
@@ -259,7 +277,7 @@ class BertForTokenClassification(_ClassifierBase):
         logits = self.classifier(self.dropout(out.last_hidden_state))  # (B, T, num_labels)
         loss = None
         if labels is not None:  # -100 marks positions without a label ([CLS], [SEP], padding, ## pieces)
-            loss = F.cross_entropy(logits.reshape(-1, self.num_labels), labels.reshape(-1), ignore_index=-100)
+            loss = F.cross_entropy(logits.reshape(-1, self.num_labels), labels.reshape(-1), ignore_index=IGNORE_INDEX)
         return TokenClassifierOutput(loss, logits, out.hidden_states, out.attentions)
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import torch
 
-IGNORE_INDEX = -100  # label of a position that is not predicted (cross_entropy's default ignore_index)
+from .heads import IGNORE_INDEX  # the label of a position that is not predicted: the losses skip it
 
 
 def special_tokens_mask(input_ids: torch.Tensor, special_ids: Iterable[int]) -> torch.Tensor:

@@ -33,6 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Integral
 
+from .tokenizer import BertTokenizer
+
 IS_NEXT = 0
 NOT_NEXT = 1
 
@@ -161,7 +163,7 @@ def _examples_from_document(docs, doc_index, max_num_tokens, rng, short_seq_prob
 
 
 def encode_nsp_example(example: NspExample, tokenizer, max_length: int) -> dict:
-    """Lay out ``[CLS] A [SEP] B [SEP]`` and pad it to ``max_length``.
+    """Lay out ``[CLS] A [SEP] B [SEP]`` and pad it to ``max_length`` (``BertTokenizer.prepare_for_model``).
 
     Returns lists ``input_ids``, ``token_type_ids`` (0 for [CLS] A [SEP], 1 for B [SEP], 0 on padding)
     and ``attention_mask`` (1 on tokens, 0 on padding), all of length ``max_length``, and the int
@@ -170,22 +172,15 @@ def encode_nsp_example(example: NspExample, tokenizer, max_length: int) -> dict:
     """
     ids_a = _token_ids(example.tokens_a, tokenizer)
     ids_b = _token_ids(example.tokens_b, tokenizer)
-    input_ids = [tokenizer.cls_token_id, *ids_a, tokenizer.sep_token_id, *ids_b, tokenizer.sep_token_id]
-    if len(input_ids) > max_length:
+    if len(ids_a) + len(ids_b) + 3 > max_length:  # never truncated here: create_nsp_examples already cut the pair
         raise ValueError(
-            f"example needs {len(input_ids)} positions but max_length is {max_length}; "
+            f"example needs {len(ids_a) + len(ids_b) + 3} positions but max_length is {max_length}; "
             f"create examples with max_num_tokens = max_length - 3"
         )
-    num_pad = max_length - len(input_ids)
-    token_type_ids = [0] * (len(ids_a) + 2) + [1] * (len(ids_b) + 1) + [0] * num_pad
-    attention_mask = [1] * len(input_ids) + [0] * num_pad
-    input_ids += [tokenizer.pad_token_id] * num_pad
-    return {
-        "input_ids": input_ids,
-        "token_type_ids": token_type_ids,
-        "attention_mask": attention_mask,
-        "next_sentence_label": example.label,
-    }
+    # the layout is the tokenizer's (a stand-in with the three ids will do, hence the unbound call)
+    encoded = BertTokenizer.prepare_for_model(tokenizer, ids_a, ids_b, padding="max_length", truncation=False,
+                                              max_length=max_length)
+    return {**encoded, "next_sentence_label": example.label}
 
 
 def _token_ids(tokens: Sequence, tokenizer) -> list[int]:

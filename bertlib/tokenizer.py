@@ -21,11 +21,13 @@ import unicodedata
 
 from .config import read_json_object
 
-# Special tokens in the order transformers lists them (all_special_tokens / all_special_ids).
-SPECIAL_TOKEN_NAMES = ("unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+# BERT's special tokens, in the order of BERT's vocabulary ([PAD] 0, [UNK] 100, [CLS] 101, [SEP] 102,
+# [MASK] 103): a vocabulary built in code lists them first, in this order (``list(DEFAULT_SPECIAL_TOKENS.values())``).
 DEFAULT_SPECIAL_TOKENS = {
-    "unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]", "mask_token": "[MASK]",
+    "pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]", "mask_token": "[MASK]",
 }
+# The order transformers lists them in (all_special_tokens / all_special_ids).
+SPECIAL_TOKEN_NAMES = ("unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 VOCAB_FILE = "vocab.txt"
 CONFIG_FILE = "tokenizer_config.json"
 LARGE_INTEGER = int(1e20)  # transformers stores "no limit" as 1e30; anything this big means no limit
@@ -243,8 +245,10 @@ class BertTokenizer:
     """
 
     def __init__(self, vocab_file, do_lower_case=True, tokenize_chinese_chars=True, strip_accents=None,
-                 model_max_length=None, unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]",
-                 cls_token="[CLS]", mask_token="[MASK]", max_input_chars_per_word=100,
+                 model_max_length=None, unk_token=DEFAULT_SPECIAL_TOKENS["unk_token"],
+                 sep_token=DEFAULT_SPECIAL_TOKENS["sep_token"], pad_token=DEFAULT_SPECIAL_TOKENS["pad_token"],
+                 cls_token=DEFAULT_SPECIAL_TOKENS["cls_token"], mask_token=DEFAULT_SPECIAL_TOKENS["mask_token"],
+                 max_input_chars_per_word=100,
                  clean_up_tokenization_spaces=True, word_cache_size=100_000):
         tokens = dict(unk_token=unk_token, sep_token=sep_token, pad_token=pad_token,
                       cls_token=cls_token, mask_token=mask_token)
@@ -403,18 +407,19 @@ class BertTokenizer:
 
     def tokenize(self, text):
         """'Hello, unaffable world!' -> ['hello', ',', 'una', '##ffa', '##ble', 'world', '!']."""
-        return self._encode_text(text, 0)
+        return self._encode_text(text, as_ids=False)
 
-    def _encode_text(self, text, field):
-        """Tokens (field 0) or ids (field 1) of one text. This is the hot path."""
+    def _encode_text(self, text, as_ids):
+        """The tokens of one text, or (``as_ids``) their ids. This is the hot path."""
         if not isinstance(text, str):
             raise ValueError(f"expected a str to tokenize, got {type(text).__name__}")
+        field = 1 if as_ids else 0  # the word cache holds (tokens, ids)
         out = []
         split_words = self.basic_tokenizer.split_words
         cache = self._word_cache
         for segment, is_special in self._split_on_special_tokens(text):
             if is_special:
-                out.append(segment if field == 0 else self.vocab[segment])
+                out.append(self.vocab[segment] if as_ids else segment)
                 continue
             for word in split_words(segment):
                 entry = cache.get(word)
@@ -487,23 +492,43 @@ class BertTokenizer:
         if return_tensors not in (None, "pt"):
             raise ValueError(f"return_tensors must be None or 'pt', got {return_tensors!r}")
 
-        rows = [self._encode_row(a, b, add_special_tokens, truncation, max_length) for a, b in zip(texts, pairs)]
-        target = 0
-        if padding == "max_length":
-            target = max_length
-        elif padding == "longest" and rows:
-            target = max(len(ids) for ids, _ in rows)
-        encoding = {"input_ids": [], "token_type_ids": [], "attention_mask": []}
-        for ids, token_type_ids in rows:
-            n_pad = max(0, target - len(ids))  # a row may be longer than max_length if nothing truncated it
-            encoding["input_ids"].append(ids + [self.pad_token_id] * n_pad)
-            encoding["token_type_ids"].append(token_type_ids + [0] * n_pad)
-            encoding["attention_mask"].append([1] * len(ids) + [0] * n_pad)  # 0 = padding, ignore it
+        rows = [_layout(self, self._encode_text(a, as_ids=True),
+                        None if b is None else self._encode_text(b, as_ids=True), add_special_tokens, truncation,
+                        max_length, max_length if padding == "max_length" else 0)
+                for a, b in zip(texts, pairs)]
+        if padding == "longest" and rows:
+            longest = max(len(r["input_ids"]) for r in rows)
+            rows = [_pad(self, r, longest) for r in rows]
+        encoding = {k: [r[k] for r in rows] for k in ("input_ids", "token_type_ids", "attention_mask")}
         if return_tensors == "pt":
             return BatchEncoding({k: self._to_tensor(v) for k, v in encoding.items()})
         if not batched:
             encoding = {k: v[0] for k, v in encoding.items()}
         return BatchEncoding(encoding)
+
+    def prepare_for_model(self, ids, pair_ids=None, *, add_special_tokens=True, padding=False, truncation=None,
+                          max_length=None, return_tensors=None):
+        """BERT's input from token ids: ``[CLS] A [SEP]`` or ``[CLS] A [SEP] B [SEP]``, its segment ids (0 for
+        [CLS] A [SEP], 1 for B [SEP], 0 on padding) and attention mask (1 on tokens, 0 on padding), truncated and
+        padded as asked (the arguments of ``__call__``, transformers' name and meaning).
+
+        The one place the layout is written: ``__call__``, NSP pairs (``bertlib.nsp.encode_nsp_example``) and the
+        fine-tuning tasks all build their inputs here. It reads only ``cls_token_id``, ``sep_token_id``,
+        ``pad_token_id`` (and ``model_max_length`` if present) of ``self``, so
+        ``BertTokenizer.prepare_for_model(other, ...)`` lays out the input for any tokenizer with those ids.
+        """
+        if return_tensors not in (None, "pt"):
+            raise ValueError(f"return_tensors must be None or 'pt', got {return_tensors!r}")
+        padding = BertTokenizer._padding_strategy(padding)
+        truncation, max_length = _truncation_strategy(truncation, max_length, padding,
+                                                      getattr(self, "model_max_length", None))
+        if padding == "max_length" and max_length is None:
+            raise ValueError("padding='max_length' needs max_length (or a tokenizer with model_max_length)")
+        row = _layout(self, list(ids), None if pair_ids is None else list(pair_ids), add_special_tokens, truncation,
+                      max_length, max_length if padding == "max_length" else 0)
+        if return_tensors == "pt":
+            return BatchEncoding({k: BertTokenizer._to_tensor([v]) for k, v in row.items()})
+        return BatchEncoding(row)
 
     def encode(self, text, text_pair=None, **kwargs):
         """Just the input ids of tok(text, text_pair, **kwargs)."""
@@ -542,35 +567,7 @@ class BertTokenizer:
 
     def _truncation_strategy(self, truncation, max_length, padding):
         """-> (None | 'longest_first' | 'only_first' | 'only_second', max_length)."""
-        if max_length is not None and (not isinstance(max_length, int) or max_length < 1):
-            raise ValueError(f"max_length must be a positive int, got {max_length!r}")
-        if truncation is None:
-            # transformers' rule: a max_length with no padding and no truncation flag means "truncate to it"
-            truncation = max_length is not None and padding is None
-        if truncation is True:
-            truncation = "longest_first"
-        elif truncation is False or truncation == "do_not_truncate":
-            truncation = None
-        if truncation not in (None, "longest_first", "only_first", "only_second"):
-            raise ValueError(f"unknown truncation strategy {truncation!r}: use True, False, "
-                             "'longest_first', 'only_first' or 'only_second'")
-        if max_length is None:
-            max_length = self.model_max_length
-        if truncation is not None and max_length is None:
-            raise ValueError("truncation needs max_length (or a tokenizer with model_max_length)")
-        return truncation, max_length
-
-    def _encode_row(self, text, text_pair, add_special_tokens, truncation, max_length):
-        ids_a = self._encode_text(text, 1)
-        ids_b = self._encode_text(text_pair, 1) if text_pair is not None else None
-        n_special = (2 if ids_b is None else 3) if add_special_tokens else 0
-        if truncation is not None:
-            ids_a, ids_b = truncate_sequences(ids_a, ids_b, max_length - n_special, truncation, n_special)
-        if not add_special_tokens:
-            ids = ids_a + (ids_b or [])
-            return ids, [0] * len(ids)
-        return (self.build_inputs_with_special_tokens(ids_a, ids_b),
-                self.create_token_type_ids_from_sequences(ids_a, ids_b))
+        return _truncation_strategy(truncation, max_length, padding, self.model_max_length)
 
     @staticmethod
     def _to_tensor(rows):
@@ -604,6 +601,54 @@ class BertTokenizer:
     def __repr__(self):
         return (f"BertTokenizer(vocab_size={self.vocab_size}, do_lower_case={self.do_lower_case}, "
                 f"model_max_length={self.model_max_length})")
+
+
+def _truncation_strategy(truncation, max_length, padding, model_max_length):
+    """-> (None | 'longest_first' | 'only_first' | 'only_second', max_length)."""
+    if max_length is not None and (not isinstance(max_length, int) or max_length < 1):
+        raise ValueError(f"max_length must be a positive int, got {max_length!r}")
+    if truncation is None:
+        # transformers' rule: a max_length with no padding and no truncation flag means "truncate to it"
+        truncation = max_length is not None and padding is None
+    if truncation is True:
+        truncation = "longest_first"
+    elif truncation is False or truncation == "do_not_truncate":
+        truncation = None
+    if truncation not in (None, "longest_first", "only_first", "only_second"):
+        raise ValueError(f"unknown truncation strategy {truncation!r}: use True, False, "
+                         "'longest_first', 'only_first' or 'only_second'")
+    if max_length is None:
+        max_length = model_max_length
+    if truncation is not None and max_length is None:
+        raise ValueError("truncation needs max_length (or a tokenizer with model_max_length)")
+    return truncation, max_length
+
+
+def _layout(special, ids_a, ids_b, add_special_tokens, truncation, max_length, pad_to):
+    """One row, as ``prepare_for_model`` returns it, with resolved strategies; padded to ``pad_to`` (0: not
+    padded). ``special``: anything with ``cls_token_id``, ``sep_token_id`` and ``pad_token_id``."""
+    n_special = (2 if ids_b is None else 3) if add_special_tokens else 0
+    if truncation is not None:
+        ids_a, ids_b = truncate_sequences(ids_a, ids_b, max_length - n_special, truncation, n_special)
+    if add_special_tokens:
+        input_ids = BertTokenizer.build_inputs_with_special_tokens(special, ids_a, ids_b)
+        token_type_ids = BertTokenizer.create_token_type_ids_from_sequences(special, ids_a, ids_b)
+    else:
+        input_ids = ids_a + (ids_b or [])
+        token_type_ids = [0] * len(input_ids)
+    row = {"input_ids": input_ids, "token_type_ids": token_type_ids, "attention_mask": [1] * len(input_ids)}
+    return _pad(special, row, pad_to)
+
+
+def _pad(special, row, length):
+    """``row`` padded to ``length`` with [PAD] (segment 0, attention 0: padding is ignored); a longer row, which
+    nothing truncated, is kept as it is."""
+    n_pad = max(0, length - len(row["input_ids"]))
+    if not n_pad:
+        return row
+    return {"input_ids": row["input_ids"] + [special.pad_token_id] * n_pad,
+            "token_type_ids": row["token_type_ids"] + [0] * n_pad,
+            "attention_mask": row["attention_mask"] + [0] * n_pad}
 
 
 def truncate_sequences(ids_a, ids_b, max_tokens, strategy="longest_first", n_special=0):

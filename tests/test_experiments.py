@@ -1,4 +1,4 @@
-"""The five experiments of chapter 10 (bertlib.experiments) on small budgets: each returns the table the book
+"""The five experiments of chapter 10 (bertlib.training.experiments) on small budgets: each returns the table the book
 plots, the same seed gives the same table (also in the background process the book uses), and the
 cheapest one shows its effect."""
 from __future__ import annotations
@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bertlib import experiments as E
-from bertlib.pretrain import PretrainConfig, pretrain
+from bertlib.training import experiments as E
+from course.background import in_background
+from bertlib.training.pretrain import PretrainConfig, pretrain
 
 
 def test_bidirectional_sees_the_cue_on_the_right_and_causal_does_not():
@@ -22,7 +23,7 @@ def test_bidirectional_sees_the_cue_on_the_right_and_causal_does_not():
 
 def test_same_seed_same_table_also_in_the_background_process():
     here = E.bidirectional(steps=20, batch_size=16, seeds=(1,))
-    with E.in_background() as pool:
+    with in_background() as pool:
         there = pool.submit(E.bidirectional, steps=20, batch_size=16, seeds=(1,)).result()
         assert pool.submit(torch.get_num_threads).result() == 1
     # accuracies equal; the loss to float32 rounding (the test process may use more threads)

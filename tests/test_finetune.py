@@ -1,5 +1,5 @@
-"""bertlib.finetune and data/: the shipped datasets are consistent, the metrics are the standard ones, and each
-head takes a training step on a batch that lowers its loss."""
+"""bertlib.training.finetune and its datasets: the shipped datasets are consistent, the metrics are the standard
+ones, and each head takes a training step on a batch that lowers its loss."""
 import json
 import os
 import subprocess
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from bertlib.finetune import (
+from bertlib.training.finetune import (
     TAGS,
     TASKS,
     classification_baselines,
@@ -17,7 +17,8 @@ from bertlib.finetune import (
     encode_qa,
     encode_tagging,
     evaluate_qa,
-    finetune,
+    DATA_DIR,
+    finetune_task,
     label_names,
     load_model,
     load_task,
@@ -34,11 +35,19 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 # ----------------------------------------------------------------------------- the shipped data
+def test_datasets_are_package_data_inside_bertlib():
+    """The library never reaches out of its package for data: the datasets ship inside it."""
+    import bertlib
+
+    assert DATA_DIR.is_relative_to(Path(bertlib.__file__).resolve().parent), DATA_DIR
+    assert all((DATA_DIR / task / "train.jsonl").is_file() for task in TASKS)
+
+
 @pytest.mark.parametrize("task", TASKS)
 def test_dataset_ships_with_a_readme_and_disjoint_splits(task):
     train, test = load_task(task)
     assert len(train) >= 700 and len(test) >= 200
-    assert task in (ROOT / "data" / "README.md").read_text()
+    assert task in (DATA_DIR / "README.md").read_text()
     key = {"docstring_topics": "text", "code_spans": "tokens", "function_qa": "question"}[task]
     train_keys = {json.dumps(r[key]) + json.dumps(r.get("context")) for r in train}
     assert not train_keys & {json.dumps(r[key]) + json.dumps(r.get("context")) for r in test}
@@ -89,7 +98,7 @@ def test_baselines_are_computed_and_ordered():
 # ----------------------------------------------------------------------------- encoding
 @pytest.fixture(scope="module")
 def tokenizer():
-    from bertlib.pretrain import load_pretraining_data
+    from bertlib.training.pretrain import load_pretraining_data
 
     return load_pretraining_data().tokenizer
 
@@ -186,8 +195,8 @@ def test_command_line_prints_json_last():
 
 def test_minilm_gets_the_bert_paper_recipe_unless_told_otherwise():
     # the tiny models' 1e-3 would wreck a real checkpoint: "minilm" defaults to lr 5e-5, batch 16, 3 epochs
-    r = finetune("docstring_topics", "minilm", train_size=16, epochs=1, baselines=False)
+    r = finetune_task("docstring_topics", "minilm", train_size=16, epochs=1, baselines=False)
     assert (r["lr"], r["batch_size"], r["steps"]) == (5e-5, 16, 1)
-    tiny = finetune("docstring_topics", "scratch", train_size=16, epochs=1, baselines=False)
+    tiny = finetune_task("docstring_topics", "scratch", train_size=16, epochs=1, baselines=False)
     assert (tiny["lr"], tiny["batch_size"]) == (1e-3, 32)
-    assert finetune("docstring_topics", "minilm", train_size=16, epochs=1, lr=2e-5, baselines=False)["lr"] == 2e-5
+    assert finetune_task("docstring_topics", "minilm", train_size=16, epochs=1, lr=2e-5, baselines=False)["lr"] == 2e-5

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from bertlib import BertConfig, BertForPreTraining, BertTokenizer, experiments, finetune, pretrain
-from bertlib.pretrain import PretrainConfig, PretrainingData, TrainingInterrupted, save_checkpoint
+from bertlib import BertConfig, BertForPreTraining, BertTokenizer
+from bertlib.training import checkpoint, experiments, finetune, pretrain
+from bertlib.training.pretrain import PretrainConfig, PretrainingData, TrainingInterrupted, save_checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,7 +30,7 @@ def _no_work(*args, **kwargs):
 def no_work(monkeypatch):
     """Whatever would read data or train fails the test."""
     for module, names in ((pretrain, ("pretrain", "load_pretraining_data")),
-                          (finetune, ("finetune", "load_task", "load_model")),
+                          (finetune, ("finetune_task", "load_task", "load_model")),
                           (experiments, ("load_pretraining_data",))):
         for name in names:
             monkeypatch.setattr(module, name, _no_work)
@@ -139,7 +140,7 @@ def test_out_that_cannot_be_written_is_refused(no_work, capsys, tmp_path, monkey
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(pretrain.tempfile, "mkdtemp", refuse)  # as if the folder were read-only, even for root
+    monkeypatch.setattr(checkpoint.tempfile, "mkdtemp", refuse)  # as if the folder were read-only, even for root
     err = _rejected(pretrain.main, ["--out", str(tmp_path / "runs" / "tiny")], capsys)
     assert f"--out {tmp_path / 'runs' / 'tiny'} cannot be written" in err and "Permission denied" in err
 
@@ -204,7 +205,7 @@ def test_finetune_max_length_must_fit_the_checkpoint(no_work, capsys, tmp_path):
 
 def test_finetune_library_refuses_a_length_the_model_lacks():
     with pytest.raises(ValueError, match="max_length=10000 is more than the 512 positions of 'scratch'"):
-        finetune.finetune("docstring_topics", "scratch", max_length=10_000)
+        finetune.finetune_task("docstring_topics", "scratch", max_length=10_000)
 
 
 def test_finetune_model_folder_must_be_a_checkpoint(no_work, capsys, tmp_path):
@@ -230,7 +231,7 @@ def test_experiments_reject_bad_values_before_any_work(argv, message, no_work, c
 def test_baselines_take_a_sample_that_lacks_a_test_label():
     """`finetune --train-size 16 --task docstring_topics` crashed in the baselines after training."""
     train, test = finetune.load_task("docstring_topics")
-    sample = finetune.few(train, 16, 0)
+    sample = finetune.seeded_sample(train, 16, 0)
     assert set(finetune.label_names(test)) - set(finetune.label_names(sample))  # the case that crashed
     base = finetune.classification_baselines(sample, test)
     assert 0 <= base["bag_of_words"]["accuracy"] <= 1 and 0 <= base["majority"]["accuracy"] <= 1
@@ -240,7 +241,7 @@ def test_baselines_take_a_sample_that_lacks_a_test_label():
 
 
 def test_finetune_train_size_16_runs_to_the_end():
-    r = finetune.finetune("docstring_topics", "scratch", train_size=16, epochs=1)
+    r = finetune.finetune_task("docstring_topics", "scratch", train_size=16, epochs=1)
     assert r["train_examples"] == 16 and r["baselines"]["bag_of_words"]["accuracy"] > 0
 
 
@@ -293,7 +294,7 @@ from pathlib import Path
 import torch
 import bertlib.weights
 from bertlib import BertForPreTraining
-from bertlib.pretrain import save_checkpoint
+from bertlib.training.pretrain import save_checkpoint
 from bertlib.tokenizer import BertTokenizer
 
 out = Path(sys.argv[1])

@@ -1,4 +1,4 @@
-"""bertlib.corpus and bertlib.pretrain on small budgets: the loss goes down, the checkpoint round-trips through
+"""bertlib.training.corpus and bertlib.training.pretrain on small budgets: the loss goes down, the checkpoint round-trips through
 transformers, the same seed gives the same run, and two processes under DDP take the step one process takes."""
 import dataclasses
 import json
@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from bertlib.corpus import Document, cloze_sentences, load_documents, split_documents, split_sentences
-from bertlib.pretrain import PretrainConfig, lr_lambda, load_pretraining_data, pretrain
+from bertlib.training.corpus import Document, load_documents, split_documents, split_sentences
+from bertlib.training.loop import linear_schedule
+from bertlib.training.synthetic import cloze_sentences
+from bertlib.training.pretrain import PretrainConfig, load_pretraining_data, pretrain
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -56,7 +58,7 @@ def test_split_keeps_a_package_together():
 
 
 def test_compact_vocabulary_tokenizes_the_corpus_exactly_as_minilm(data):
-    from bertlib.pretrain import minilm_tokenizer
+    from bertlib.training.pretrain import minilm_tokenizer
 
     base = minilm_tokenizer()
     assert data.tokenizer.vocab_size < base.vocab_size / 3
@@ -76,9 +78,38 @@ def test_cloze_generator_is_seeded():
 
 # ----------------------------------------------------------------------------- training
 def test_schedule_warms_up_then_decays_to_zero():
-    values = [lr_lambda(s, 100, 10) for s in range(101)]
+    values = [linear_schedule(s, 100, 10) for s in range(101)]
     assert values[0] == pytest.approx(0.1) and values[9] == pytest.approx(1.0)
     assert all(a >= b for a, b in zip(values[9:], values[10:])) and values[100] == 0.0
+
+
+def test_learning_rates_are_what_the_scheduler_gives_and_transformers_one_update_later():
+    """Chapter 9 plots learning_rates: exactly the rates make_scheduler sets; transformers'
+    get_linear_schedule_with_warmup is the same curve, one update later during the warm-up."""
+    from bertlib.training.loop import learning_rates, make_optimizer, make_scheduler, warmup_steps
+
+    total, peak = 47, 5e-5
+    warmup = warmup_steps(total, 0.1)
+    model = torch.nn.Linear(2, 2)
+    optimizer = make_optimizer(model, peak, 0.01)
+    scheduler = make_scheduler(optimizer, total, 0.1)
+    given = []
+    for _ in range(total):
+        given.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    ours = learning_rates(peak, total, 0.1)
+    assert given == ours and warmup == 5 and ours[0] == peak / warmup and ours[warmup - 1] == peak
+    transformers = pytest.importorskip("transformers")
+    sgd = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=peak)
+    theirs_schedule = transformers.get_linear_schedule_with_warmup(sgd, warmup, total)
+    theirs = []
+    for _ in range(total + 1):
+        theirs.append(sgd.param_groups[0]["lr"])
+        sgd.step()
+        theirs_schedule.step()
+    assert theirs[0] == 0.0 and ours[:warmup] == pytest.approx(theirs[1:warmup + 1], rel=1e-12)
+    assert ours[warmup:] == pytest.approx(theirs[warmup:total], rel=1e-12)
 
 
 def test_loss_goes_down(data):
@@ -86,6 +117,47 @@ def test_loss_goes_down(data):
     losses = [h["mlm_loss"] for h in result.history]
     assert losses[-1] < losses[0] - 0.5, (losses[0], losses[-1])
     assert result.metrics["mlm_accuracy"] >= result.metrics["mlm_unigram_baseline"] - 0.02
+
+
+def _old_pretraining_loss(model, batch, mlm_count, nsp_count):
+    """The loss pretraining used before the model took ``num_items_in_batch`` (issue 10, item 4): the model's
+    own loss discarded and both cross-entropies recomputed from the logits, as sums over global counts."""
+    import torch.nn.functional as F
+
+    out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"], labels=batch["labels"],
+                logits_only_at_labels=True)
+    labels = batch["labels"][batch["labels"] != -100]  # (N,), the order of out.prediction_logits
+    mlm = F.cross_entropy(out.prediction_logits, labels, reduction="sum") / max(1, mlm_count)
+    ns = F.cross_entropy(out.seq_relationship_logits, batch["next_sentence_label"], reduction="sum") / nsp_count
+    return mlm + ns
+
+
+@pytest.mark.parametrize("world", [1, 2])
+def test_the_models_loss_is_the_loss_pretraining_computed_before(data, world):
+    """Pretraining now calls the model once and uses its loss (``num_items_in_batch``): the loss and every
+    gradient are bit for bit those of the old recomputation, on the whole batch and on one process's half."""
+    import random
+
+    from bertlib import BertForPreTraining
+    from bertlib.training.pretrain import NspBatches, mask_batch, pretraining_forward
+
+    cfg = TINY
+    stream = NspBatches(data.train_docs, data.tokenizer, cfg.seq_len, cfg.batch_size, random.Random(0), 0.1)
+    batch = mask_batch(next(stream), data.tokenizer, cfg, torch.Generator().manual_seed(0))
+    masked, B = int((batch["labels"] != -100).sum()), batch["input_ids"].size(0)
+    local = {k: v[:B // world] for k, v in batch.items()}  # rank 0's rows
+    torch.manual_seed(0)
+    model = BertForPreTraining(cfg.model_config(data.tokenizer.vocab_size))
+    grads = []
+    for loss_of in (lambda: _old_pretraining_loss(model, local, masked / world, B / world),
+                    lambda: pretraining_forward(model, local, nsp=True, num_items_in_batch=masked / world).loss):
+        model.zero_grad()
+        loss = loss_of()
+        loss.backward()
+        grads.append((loss.detach(), [p.grad.clone() for p in model.parameters()]))
+    (old_loss, old_grads), (new_loss, new_grads) = grads
+    assert torch.equal(old_loss, new_loss), (old_loss, new_loss)
+    assert all(torch.equal(a, b) for a, b in zip(old_grads, new_grads))
 
 
 def test_same_seed_same_run_other_seed_other_run(data):

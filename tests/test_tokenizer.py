@@ -274,6 +274,31 @@ def test_special_token_builders(ours):
     assert ours.create_token_type_ids_from_sequences([5, 6], [7]) == [0, 0, 0, 0, 1, 1]
 
 
+@pytest.mark.parametrize("kwargs", [{}, dict(padding="max_length", max_length=12),
+                                    dict(truncation=True, max_length=7), dict(truncation="only_second", max_length=9),
+                                    dict(add_special_tokens=False, padding="max_length", max_length=10)])
+def test_prepare_for_model_matches_legacy(ours, legacy, kwargs):
+    """The one layout ([CLS] A [SEP] B [SEP], segments, mask, truncation, padding) equals transformers'
+    prepare_for_model, for one sequence and for a pair of ids."""
+    a, b = ours.encode("the cat sat on the mat", add_special_tokens=False), ours.encode("a dog ran", add_special_tokens=False)
+    for pair in (None, b):
+        got = ours.prepare_for_model(a, pair, **kwargs)
+        expected = legacy.prepare_for_model(a, pair, return_token_type_ids=True, return_attention_mask=True, **kwargs)
+        assert dict(got) == {k: expected[k] for k in ("input_ids", "token_type_ids", "attention_mask")}, (pair, kwargs)
+        assert dict(got) == {k: v for k, v in ours(ours.decode(a), None if pair is None else ours.decode(pair),
+                                                    **kwargs).items()}
+
+
+def test_prepare_for_model_reads_only_the_three_ids():
+    """NSP pairs and the grader lay out inputs for stand-ins with just the special ids, as bertlib.nsp does."""
+    import types
+
+    special = types.SimpleNamespace(cls_token_id=101, sep_token_id=102, pad_token_id=0)
+    got = BertTokenizer.prepare_for_model(special, [7, 8], [9], padding="max_length", max_length=8)
+    assert got == {"input_ids": [101, 7, 8, 102, 9, 102, 0, 0], "token_type_ids": [0, 0, 0, 0, 1, 1, 0, 0],
+                   "attention_mask": [1, 1, 1, 1, 1, 1, 0, 0]}
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Pair truncation: the original rule
 

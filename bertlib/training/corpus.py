@@ -5,10 +5,13 @@ Book: chapter 10 ("Pretraining a tiny BERT end to end").
 Two sources, both read at run time from the running interpreter, so nothing is fetched and nothing ships:
 
 * ``pydoc_data.topics``: the Language Reference sections that ``help("assert")`` prints, one document per
-  topic (79 in Python 3.11, about 0.5 MB of English about Python);
+  topic (English about Python);
 * the standard library's docstrings, read from the ``.py`` sources with ``ast`` (never imported: importing
   ``antigravity`` opens a browser), one document per module: the module's docstring, then its classes' and
-  functions' docstrings in source order (about 1.5 MB).
+  functions' docstrings in source order.
+
+``corpus_fingerprint`` counts the documents, sentences and characters of a run's corpus (chapter 10 shows
+them).
 
 The text is that of the interpreter that runs the code, so another Python version gives a (slightly)
 different corpus; ``corpus_fingerprint`` says which one was used.
@@ -17,8 +20,8 @@ Held-out data is split *by document group*, never by sentence: a group is a top-
 leading underscore dropped (``email.mime.text`` and ``email.parser`` are one group, ``_pyio`` and ``io`` are
 one group, each pydoc topic its own), so that near-copies of a held-out text are never trained on.
 
-Also here: the small seeded generators the experiments use where real text does not guarantee a property
-(``cloze_sentences``).
+The small seeded generators the experiments use where real text cannot guarantee a property are in
+``bertlib.training.synthetic``.
 """
 from __future__ import annotations
 
@@ -104,7 +107,7 @@ def split_sentences(text: str, max_chars: int = 400) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- the two sources
-def topic_documents() -> list[Document]:
+def pydoc_topic_documents() -> list[Document]:
     """One document per ``pydoc_data.topics`` entry, in the dict's (alphabetical) order."""
     from pydoc_data.topics import topics
 
@@ -164,7 +167,7 @@ def _cache_file(sources) -> Path:
 def load_documents(sources: tuple[str, ...] = ("topics", "modules"), cache: bool = True) -> tuple[Document, ...]:
     """All documents of the chosen sources, in a fixed order.
 
-    Parsing 600 stdlib files takes 5-10 s on a small CPU, so the result is also kept on disk (under
+    Parsing every stdlib file takes seconds, so the result is also kept on disk (under
     ``$BERTLIB_CACHE`` or ``~/.cache/bertlib``) unless ``cache=False``; it is exactly what parsing gives.
     """
     path = _cache_file(sources)
@@ -176,7 +179,7 @@ def load_documents(sources: tuple[str, ...] = ("topics", "modules"), cache: bool
             pass  # a damaged cache file is rebuilt
     docs: list[Document] = []
     if "topics" in sources:
-        docs += topic_documents()
+        docs += pydoc_topic_documents()
     if "modules" in sources:
         docs += module_documents()
     if cache:
@@ -230,42 +233,3 @@ def split_documents(docs, heldout_fraction: float = 0.1, seed: int = 0):
     train = [d for d in docs if d.group not in heldout_groups]
     heldout = [d for d in docs if d.group in heldout_groups]
     return train, heldout
-
-
-# ----------------------------------------------------------------------------- synthetic data for experiments
-# Animals, each with verbs only it does: in "the [MASK] barks at the fox" the answer is fixed by a word to
-# its *right*; in "the dog [MASK] at the fox" by a word to its left.
-CLOZE_LEXICON = {
-    "dog": ["barks", "fetches", "wags", "growls"],
-    "cat": ["meows", "purrs", "scratches", "pounces"],
-    "bird": ["sings", "chirps", "flies", "nests"],
-    "fish": ["swims", "dives", "schools", "spawns"],
-    "cow": ["moos", "grazes", "chews", "calves"],
-    "horse": ["neighs", "gallops", "trots", "canters"],
-    "frog": ["croaks", "hops", "leaps", "ribbits"],
-    "bee": ["buzzes", "stings", "pollinates", "swarms"],
-}
-CLOZE_PLACES = ["garden", "river", "field", "house", "barn", "forest", "pond", "meadow", "hill", "yard"]
-CLOZE_ADVERBS = ["today", "again", "quietly", "loudly", "often", "slowly", "early", "late"]
-
-
-def cloze_sentences(n: int, rng: random.Random) -> list[list[str]]:
-    """``n`` word lists "the <animal> <verb> in the <place> <adverb> ." with a verb that only that animal does.
-
-    The animal is predictable only from its right (the verb), the verb only from its left (the animal):
-    the generator behind experiment 1, bidirectional against causal attention.
-    """
-    animals = sorted(CLOZE_LEXICON)
-    out = []
-    for _ in range(n):
-        animal = rng.choice(animals)
-        out.append(["the", animal, rng.choice(CLOZE_LEXICON[animal]), "in", "the",
-                    rng.choice(CLOZE_PLACES), rng.choice(CLOZE_ADVERBS), "."])
-    return out
-
-
-def cloze_vocabulary() -> list[str]:
-    """A word-level vocabulary for ``cloze_sentences``: the special tokens, then every word."""
-    words = ["the", "in", "."] + sorted(CLOZE_LEXICON) + sorted(v for vs in CLOZE_LEXICON.values() for v in vs)
-    words += CLOZE_PLACES + CLOZE_ADVERBS
-    return ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words

@@ -1,5 +1,6 @@
-"""Five experiments that show, by training, what the BERT paper asserts. Small defaults run in about a minute
-each on a 2-core CPU (the book runs them at build time); ``--full`` runs a larger version.
+"""Five experiments that show, by training, what the BERT paper asserts. The small defaults are short enough for
+the book to run them at build time (each result's ``seconds`` says how long it took); ``--full`` runs a larger
+version.
 
 Book: chapter 10, and the chapters each one illustrates (1, 7, 8, 9).
 
@@ -10,40 +11,37 @@ Book: chapter 10, and the chapters each one illustrates (1, 7, 8, 9).
     python -m bertlib.experiments few_labels --model runs/tiny   # 5. pretrained against from scratch
 
 Each prints a JSON object (last line) with the table the book shows. Experiments 1 and 4 run on small
-seeded synthetic data built so that the effect is visible in seconds (``bertlib.corpus.cloze_sentences``,
-``topic_documents`` below); 2 and 3 pretrain on the real corpus with a reduced budget; 5 fine-tunes on the
-shipped ``docstring_topics`` data.
+seeded synthetic data built so that the effect is visible in seconds (``bertlib.training.synthetic``:
+``cloze_sentences``, ``topical_documents``); 2 and 3 pretrain on the real corpus with a reduced budget; 5
+fine-tunes on the shipped ``docstring_topics`` data. All of them train with ``bertlib.training.loop``.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import json
-import multiprocessing
 import random
-import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
+from ..heads import IGNORE_INDEX, BertForPreTraining, BertForSequenceClassification
+from ..masking import mask_tokens
+from ..nsp import NspExample, create_nsp_examples
+from ..tokenizer import DEFAULT_SPECIAL_TOKENS, BertTokenizer
 from . import cli
-from .corpus import CLOZE_LEXICON, cloze_sentences, cloze_vocabulary
-from .heads import BertForPreTraining, BertForSequenceClassification
-from .masking import IGNORE_INDEX, mask_tokens
-from .nsp import create_nsp_examples
+from .finetune import finetune_task, model_dir_problem, train_epochs
+from .loop import make_optimizer, make_scheduler, train_steps
 from .pretrain import (
     PretrainConfig,
     encode_examples,
     evaluate,
-    heldout_batch,
+    heldout_pairs,
     load_pretraining_data,
-    lr_lambda,
-    make_optimizer,
     pretrain,
-    pretraining_loss,
+    pretraining_forward,
 )
-from .tokenizer import BertTokenizer
+from .synthetic import CLOZE_LEXICON, cloze_sentences, cloze_vocabulary, topical_documents
 
 # The architecture of the small synthetic experiments: the book's model at half the width.
 SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256, dropout=0.0)
@@ -54,37 +52,27 @@ def word_tokenizer(words: list[str]) -> BertTokenizer:
     return BertTokenizer({w: i for i, w in enumerate(words)})
 
 
-def _train_steps(model, make_batch, steps: int, lr: float, nsp: bool, seed: int, progress: str = "") -> list[float]:
-    """The pretraining update (AdamW, warm-up + linear decay) on batches from ``make_batch(step)``;
-    ``progress``: the label of a progress bar on stderr (none if empty)."""
+def _pretrain_steps(model, make_batch, steps: int, lr: float, nsp: bool, seed: int, progress: str = "") -> list[float]:
+    """The pretraining update (the toolkit's AdamW, 10% warm-up, linear decay) on batches from
+    ``make_batch(step)``; returns the loss of each step. ``progress``: the label of a progress bar on stderr
+    (none if empty)."""
     torch.manual_seed(seed)
     optimizer = make_optimizer(model, lr, 0.01)
-    warmup = max(1, steps // 10)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_lambda(s, steps, warmup))
+    scheduler = make_scheduler(optimizer, steps, 0.1)
     model.train()
     losses = []
-    steps_iter = range(steps)
-    if progress:
-        from tqdm.auto import tqdm
-
-        steps_iter = tqdm(steps_iter, desc=progress, unit="step", file=sys.stderr)
-    for step in steps_iter:
-        loss, *_ = pretraining_loss(model, make_batch(step), nsp=nsp)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        losses.append(float(loss.detach()))
+    train_steps(model, make_batch, steps, optimizer, scheduler, forward=lambda b: pretraining_forward(model, b, nsp=nsp),
+                after_update=lambda step, out, grad_norm: losses.append(float(out.loss.detach())), progress=progress)
     model.eval()
     return losses
 
 
 # ----------------------------------------------------------------------------- 1. bidirectional vs causal
 def _cloze_tensors(sentences, tok):
-    ids = torch.tensor([[tok.cls_token_id, *tok.convert_tokens_to_ids(s), tok.sep_token_id] for s in sentences])
-    return {"input_ids": ids, "token_type_ids": torch.zeros_like(ids), "attention_mask": torch.ones_like(ids),
-            "next_sentence_label": torch.zeros(len(ids), dtype=torch.long)}
+    """[CLS] sentence [SEP] for each word list (all of one length, so no padding)."""
+    rows = [tok.prepare_for_model(tok.convert_tokens_to_ids(s)) for s in sentences]
+    out = {k: torch.tensor([r[k] for r in rows]) for k in ("input_ids", "token_type_ids", "attention_mask")}  # (N, T)
+    return {**out, "next_sentence_label": torch.zeros(len(rows), dtype=torch.long)}
 
 
 @torch.no_grad()
@@ -122,7 +110,7 @@ def bidirectional(steps: int = 500, batch_size: int = 64, seeds=(0, 1), lr: floa
                 inputs, labels = mask_tokens(batch["input_ids"], tokenizer=tok, mlm_probability=0.15, generator=gen)
                 return {**batch, "input_ids": inputs, "labels": labels}
 
-            losses = _train_steps(model, make_batch, steps, lr, nsp=False, seed=seed,
+            losses = _pretrain_steps(model, make_batch, steps, lr, nsp=False, seed=seed,
                                   progress=progress and f"{'causal' if causal else 'bidirectional'}, seed {seed}")
             rows.append({
                 "attention": "causal" if causal else "bidirectional", "seed": seed,
@@ -178,7 +166,7 @@ def mask_mismatch(steps: int = 450, batch_size: int = 64, seed: int = 0, progres
         cfg = dataclasses.replace(PretrainConfig(), steps=steps, batch_size=batch_size, seed=seed, mask_replace_prob=m,
                                   random_replace_prob=r, long_seq_len=None, eval_every=0)
         res = pretrain(cfg, progress=progress, data=data)
-        scores = no_mask_scores(res.model, heldout_batch(data, cfg), data.tokenizer)
+        scores = no_mask_scores(res.model, heldout_pairs(data, cfg), data.tokenizer)
         rows.append({"masking": name, **scores, "seconds": res.metrics["seconds"]})
     return {"experiment": "mask_mismatch", "rows": rows, "steps": steps,
             "baseline": res.metrics["mlm_unigram_baseline"], "seconds": time.perf_counter() - t0}
@@ -207,30 +195,8 @@ def mask_rate(rates=(0.05, 0.15, 0.40), steps: int = 400, batch_size: int = 64, 
 
 
 # ----------------------------------------------------------------------------- 4. NSP and a sentence-pair task
-TOPIC_WORDS, FUNCTION_WORDS = 12, 24
-
-
-def topic_documents(num_topics: int, docs_per_topic: int, rng: random.Random) -> tuple[list, list, list]:
-    """Synthetic documents with a topic each: every sentence mixes words of its document's topic with
-    function words shared by all. Returns (documents as lists of word lists, the topic of each, the words)."""
-    function = [f"w{i}" for i in range(FUNCTION_WORDS)]
-    topical = [[f"t{t}_{i}" for i in range(TOPIC_WORDS)] for t in range(num_topics)]
-    docs, topics = [], []
-    for t in range(num_topics):
-        for _ in range(docs_per_topic):
-            doc = []
-            for _ in range(rng.randint(6, 12)):
-                n = rng.randint(5, 9)
-                doc.append([rng.choice(topical[t]) if rng.random() < 0.35 else rng.choice(function) for _ in range(n)])
-            docs.append(doc)
-            topics.append(t)
-    return docs, topics, function + [w for ws in topical for w in ws]
-
-
 def _pair_batch(pairs, tok, seq_len):
     """[CLS] A [SEP] B [SEP] for (tokens_a, tokens_b, label) triples."""
-    from .nsp import NspExample
-
     examples = [NspExample(list(a), list(b), bool(y)) for a, b, y in pairs]
     return encode_examples(examples, tok, seq_len)
 
@@ -244,11 +210,11 @@ def nsp(steps: int = 400, batch_size: int = 64, train_pairs: int = 64, seeds=(0,
     rows = []
     for seed in seeds:
         rng = random.Random(seed)
-        docs, doc_topics, words = topic_documents(num_topics, 30, rng)
-        tok = word_tokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words)
+        docs, doc_topics, words = topical_documents(num_topics, 30, rng)
+        tok = word_tokenizer(list(DEFAULT_SPECIAL_TOKENS.values()) + words)
         ids = [[tok.convert_tokens_to_ids(s) for s in d] for d in docs]
         # the pair task: its sentences come from fresh documents, half the pairs share a topic
-        test_docs, test_topics, _ = topic_documents(num_topics, 10, random.Random(seed + 100))
+        test_docs, test_topics, _ = topical_documents(num_topics, 10, random.Random(seed + 100))
 
         def pairs(n, r):
             out = []
@@ -279,14 +245,12 @@ def nsp(steps: int = 400, batch_size: int = 64, train_pairs: int = 64, seeds=(0,
                 inputs, labels = mask_tokens(batch["input_ids"], tokenizer=tok, generator=gen)
                 return {**batch, "input_ids": inputs, "labels": labels}
 
-            _train_steps(model, make_batch, steps, 3e-3, nsp=use_nsp, seed=seed,
+            _pretrain_steps(model, make_batch, steps, 3e-3, nsp=use_nsp, seed=seed,
                          progress=progress and f"{'MLM + NSP' if use_nsp else 'MLM only'}, seed {seed}")
             # fine-tune: the pretrained encoder and pooler, a new 2-way classifier
             clf = BertForSequenceClassification(model.config.replace(num_labels=2))
             clf.bert.load_state_dict(model.bert.state_dict())
-            from .finetune import train_loop
-
-            train_loop(clf, {**{k: train_set[k] for k in ("input_ids", "token_type_ids", "attention_mask")},
+            train_epochs(clf, {**{k: train_set[k] for k in ("input_ids", "token_type_ids", "attention_mask")},
                              "labels": train_set["next_sentence_label"]}, epochs=20, lr=1e-3, batch_size=16, seed=seed)
             with torch.no_grad():
                 logits = clf(test_set["input_ids"], test_set["attention_mask"], test_set["token_type_ids"]).logits
@@ -302,29 +266,15 @@ def few_labels(model: str, sizes=(25, 50, 100, 200, 400), seeds=(0, 1), task: st
                epochs: int = 10, progress: bool = False) -> dict:
     """Fine-tune the same architecture from a pretrained checkpoint and from scratch on ``sizes`` labelled
     examples (seeded samples), same recipe; held-out accuracy for each."""
-    from .finetune import finetune
-
     t0 = time.perf_counter()
     rows = []
     for n in sizes:
         for seed in seeds:
             for name, source in (("pretrained", model), ("from scratch", "scratch")):
-                r = finetune(task, source, train_size=n, seed=seed, epochs=epochs, baselines=False,
+                r = finetune_task(task, source, train_size=n, seed=seed, epochs=epochs, baselines=False,
                              tokenizer_dir=model if source == "scratch" else None, progress=progress)
                 rows.append({"init": name, "train_examples": n, "seed": seed, **r["scores"], "seconds": r["seconds"]})
     return {"experiment": "few_labels", "task": task, "rows": rows, "seconds": time.perf_counter() - t0}
-
-
-def in_background(threads: int = 1) -> ProcessPoolExecutor:
-    """A one-process pool for runs that do not need the caller's results, with ``threads`` torch threads.
-
-    The book starts experiments 1 to 4 and the MiniLM fine-tuning here before the default run, so that on a
-    two-core machine one core pretrains while the other experiments (each run is single-threaded). The
-    process is started with ``spawn``: a fork of a process that has already run torch can hang in its
-    thread pool. Submit importable functions (``pool.submit(nsp)``), collect with ``future.result()``.
-    """
-    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=torch.set_num_threads, initargs=(threads,))
 
 
 EXPERIMENTS = {"bidirectional": bidirectional, "mask_mismatch": mask_mismatch, "mask_rate": mask_rate, "nsp": nsp,
@@ -349,8 +299,6 @@ def main(argv=None) -> dict:
     if a.name == "few_labels":
         if not a.model:
             p.error("few_labels needs --model DIR, a checkpoint written by python -m bertlib.pretrain --out DIR")
-        from .finetune import model_dir_problem
-
         problem = model_dir_problem(a.model)
         if a.model in ("scratch", "minilm"):  # the checkpoint's vocabulary is also the from-scratch model's
             problem = f"{a.model}: few_labels needs the folder of a checkpoint, with its vocab.txt"

@@ -1,4 +1,5 @@
-"""Fine-tuning the three heads on the datasets shipped in ``data/``, with the baselines they must beat.
+"""Fine-tuning the three heads on the datasets shipped in ``datasets/`` (package data: ``DATA_DIR``), with the
+baselines they must beat.
 
 Book: chapter 9 (the heads) and chapter 10 (pretrained against from scratch, the real MiniLM checkpoint).
 
@@ -6,7 +7,7 @@ Book: chapter 9 (the heads) and chapter 10 (pretrained against from scratch, the
     python -m bertlib.finetune --task code_spans --model scratch             # same architecture, random init
     python -m bertlib.finetune --task code_spans --model minilm              # the real all-MiniLM-L6-v2
 
-Tasks (see data/README.md for where the data comes from):
+Tasks (see datasets/README.md for where the data comes from):
 
 * ``docstring_topics``: one label per sentence (which part of the standard library a docstring summary
   comes from) with ``BertForSequenceClassification``; accuracy and macro-F1, against the majority class and
@@ -27,22 +28,28 @@ import math
 import random
 import re
 import string
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from ..config import BertConfig
+from ..heads import (
+    IGNORE_INDEX,
+    BertForQuestionAnswering,
+    BertForSequenceClassification,
+    BertForTokenClassification,
+    decode_span,
+)
+from ..tokenizer import BertTokenizer
 from . import cli
-from .config import BertConfig
-from .heads import BertForQuestionAnswering, BertForSequenceClassification, BertForTokenClassification, decode_span
-from .tokenizer import BertTokenizer
+from .loop import epoch_batches, make_optimizer, make_scheduler, steps_in, train_steps
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+# The shipped datasets: package data, installed with bertlib (pass data_dir= / --data-dir for others).
+DATA_DIR = Path(__file__).resolve().parent / "datasets"
 TASKS = ("docstring_topics", "code_spans", "function_qa")
 TAGS = ("O", "B-CODE", "I-CODE")
-IGNORE_INDEX = -100
 
 
 # ----------------------------------------------------------------------------- data
@@ -52,7 +59,7 @@ def load_jsonl(path) -> list[dict]:
 
 
 def load_task(task: str, data_dir: str | Path | None = None) -> tuple[list[dict], list[dict]]:
-    """(train, test) rows of a shipped dataset."""
+    """(train, test) rows of a dataset: ``data_dir/task/{train,test}.jsonl``, by default the shipped one."""
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     folder = Path(data_dir or DATA_DIR) / task
@@ -63,7 +70,7 @@ def label_names(rows) -> list[str]:
     return sorted({r["label"] for r in rows})
 
 
-def few(rows: list[dict], n: int | None, seed: int) -> list[dict]:
+def seeded_sample(rows: list[dict], n: int | None, seed: int) -> list[dict]:
     """The first ``n`` rows of a seeded shuffle (all rows if n is None): the "few labels" of experiment 5."""
     if n is None or n >= len(rows):
         return rows
@@ -84,25 +91,22 @@ def encode_classification(rows, tokenizer, labels: list[str], max_length: int):
 def encode_tagging(rows, tokenizer, max_length: int):
     """Word tags -> piece labels: a word's tag goes on its first piece, -100 on the rest (and on [CLS], [SEP],
     padding), as transformers' token-classification examples do. Words cut off by max_length are dropped."""
-    ids, labels, word_starts = [], [], []
+    encoded, labels, word_starts = [], [], []
     for r in rows:
-        row_ids, row_labels, starts = [tokenizer.cls_token_id], [IGNORE_INDEX], []
+        piece_ids, piece_labels, starts = [], [], []
         for word, tag in zip(r["tokens"], r["tags"]):
             pieces = tokenizer.encode(word, add_special_tokens=False) or [tokenizer.unk_token_id]
-            if len(row_ids) + len(pieces) > max_length - 1:
+            if len(piece_ids) + len(pieces) > max_length - 2:  # room for [CLS] and [SEP]
                 break
-            starts.append(len(row_ids))
-            row_ids += pieces
-            row_labels += [TAGS.index(tag)] + [IGNORE_INDEX] * (len(pieces) - 1)
-        row_ids.append(tokenizer.sep_token_id)
-        row_labels.append(IGNORE_INDEX)
-        pad = max_length - len(row_ids)
-        ids.append(row_ids + [tokenizer.pad_token_id] * pad)
-        labels.append(row_labels + [IGNORE_INDEX] * pad)
+            starts.append(1 + len(piece_ids))  # after [CLS]
+            piece_ids += pieces
+            piece_labels += [TAGS.index(tag)] + [IGNORE_INDEX] * (len(pieces) - 1)
+        encoded.append(tokenizer.prepare_for_model(piece_ids, padding="max_length", max_length=max_length))
+        pad = max_length - len(piece_ids) - 2
+        labels.append([IGNORE_INDEX] + piece_labels + [IGNORE_INDEX] + [IGNORE_INDEX] * pad)
         word_starts.append(starts)
-    input_ids = torch.tensor(ids)  # (N, T)
-    return {"input_ids": input_ids, "token_type_ids": torch.zeros_like(input_ids),
-            "attention_mask": (input_ids != tokenizer.pad_token_id).long(), "labels": torch.tensor(labels)}, word_starts
+    tensors = {k: torch.tensor([e[k] for e in encoded]) for k in ("input_ids", "token_type_ids", "attention_mask")}
+    return {**tensors, "labels": torch.tensor(labels)}, word_starts  # each (N, T)
 
 
 _BASIC_PIECE = re.compile(r"[^\W_]+|_|[^\w\s]")  # what BERT's basic tokenizer cuts ASCII text into
@@ -141,7 +145,7 @@ def encode_qa(rows, tokenizer, max_length: int, drop_unanswerable: bool) -> QaFe
 
     An answer cut off by the window is dropped from training (``drop_unanswerable``) and counted as wrong in
     evaluation (its start/end point at [CLS], which decode_span never predicts)."""
-    ids, types, starts, ends, masks, all_offsets, kept = [], [], [], [], [], [], []
+    encoded, starts, ends, masks, all_offsets, kept = [], [], [], [], [], []
     for i, r in enumerate(rows):
         q = tokenizer.encode(r["question"], add_special_tokens=False)
         c_ids, c_off = pieces_with_offsets(r["context"], tokenizer)
@@ -159,19 +163,16 @@ def encode_qa(rows, tokenizer, max_length: int, drop_unanswerable: bool) -> QaFe
             if drop_unanswerable:
                 continue
             s = e = 0  # [CLS]: outside the context, so never predicted and always wrong
-        row = [tokenizer.cls_token_id, *q, tokenizer.sep_token_id, *c_ids, tokenizer.sep_token_id]
-        pad = max_length - len(row)
-        ids.append(row + [tokenizer.pad_token_id] * pad)
-        types.append([0] * first + [1] * (len(c_ids) + 1) + [0] * pad)
+        encoded.append(tokenizer.prepare_for_model(q, c_ids, padding="max_length", truncation=False,
+                                                   max_length=max_length))  # [CLS] q [SEP] c [SEP] [PAD]...
+        pad = max_length - len(q) - len(c_ids) - 3
         masks.append([False] * first + [True] * len(c_ids) + [False] * (pad + 1))
         starts.append(s)
         ends.append(e)
         all_offsets.append([None] * first + list(c_off) + [None] * (pad + 1))
         kept.append(i)
-    input_ids = torch.tensor(ids)
-    tensors = {"input_ids": input_ids, "token_type_ids": torch.tensor(types),
-               "attention_mask": (input_ids != tokenizer.pad_token_id).long(),
-               "start_positions": torch.tensor(starts), "end_positions": torch.tensor(ends)}
+    tensors = {k: torch.tensor([e[k] for e in encoded]) for k in ("input_ids", "token_type_ids", "attention_mask")}
+    tensors.update(start_positions=torch.tensor(starts), end_positions=torch.tensor(ends))
     return QaFeatures(tensors, torch.tensor(masks), all_offsets, kept)
 
 
@@ -303,7 +304,7 @@ def load_model(kind: str, model: str, num_labels: int, tokenizer_dir: str | None
            "qa": BertForQuestionAnswering}[kind]
     torch.manual_seed(seed)  # the new head's initialisation
     if model == "scratch":
-        from .pretrain import PretrainConfig, load_pretraining_data
+        from .pretrain import PretrainConfig, load_pretraining_data  # here: pretraining needs the corpus
 
         tok = load_pretraining_data().tokenizer if tokenizer_dir is None else BertTokenizer.from_pretrained(tokenizer_dir)
         cfg = PretrainConfig(seq_len=max_length).model_config(tok.vocab_size).replace(
@@ -354,50 +355,30 @@ def model_dir_problem(model: str) -> str | None:
 
 
 # ----------------------------------------------------------------------------- training
-def train_loop(model, tensors: dict, *, epochs: int, lr: float, batch_size: int, seed: int,
-               warmup_fraction: float = 0.1, weight_decay: float = 0.01, on_step=None,
-               progress: bool = False) -> list[float]:
-    """AdamW with linear warm-up and decay, shuffled mini-batches from a seeded generator; returns the losses.
-    ``progress``: a progress bar with the running loss on stderr."""
-    from .pretrain import lr_lambda, make_optimizer
-
+def train_epochs(model, tensors: dict, *, epochs: int, lr: float, batch_size: int, seed: int,
+                 warmup_fraction: float = 0.1, weight_decay: float = 0.01, on_step=None,
+                 progress: bool = False) -> list[float]:
+    """Fine-tune ``model`` on ``tensors`` (its inputs and labels) for ``epochs`` passes in shuffled mini-batches
+    from a seeded generator, with the toolkit's AdamW, warm-up and decay (``bertlib.training.loop``); returns
+    the loss of each step. ``on_step(step, loss)`` after each update (1-based step); ``progress``: a progress
+    bar with the running loss on stderr."""
     n = len(next(iter(tensors.values())))
-    steps_per_epoch = math.ceil(n / batch_size)
-    total = epochs * steps_per_epoch
+    total = steps_in(n, batch_size, epochs)
     optimizer = make_optimizer(model, lr, weight_decay)
-    warmup = max(1, round(warmup_fraction * total))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_lambda(s, total, warmup))
-    g = torch.Generator().manual_seed(seed)
+    scheduler = make_scheduler(optimizer, total, warmup_fraction)
+    next_batch = epoch_batches(tensors, batch_size, epochs, torch.Generator().manual_seed(seed))
     torch.manual_seed(seed)  # dropout
     model.train()
     losses = []
-    bar = None
-    if progress:
-        try:
-            from tqdm.auto import tqdm
 
-            bar = tqdm(total=total, desc="fine-tuning", unit="step", file=sys.stderr)
-        except ImportError:  # tqdm comes with the book's dependencies, not the library's
-            pass
-    for _ in range(epochs):
-        order = torch.randperm(n, generator=g)
-        for start in range(0, n, batch_size):
-            idx = order[start:start + batch_size]
-            batch = {k: v[idx] for k, v in tensors.items()}
-            loss = model(**batch).loss
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            losses.append(float(loss.detach()))
-            if on_step is not None:
-                on_step(len(losses), float(loss))
-            if bar is not None:
-                bar.update()
-                bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
-    if bar is not None:
-        bar.close()
+    def after_update(step, out, grad_norm):
+        losses.append(float(out.loss.detach()))
+        if on_step is not None:
+            on_step(len(losses), losses[-1])
+        return {"loss": f"{sum(losses[-20:]) / len(losses[-20:]):.3f}"}
+
+    train_steps(model, next_batch, total, optimizer, scheduler, after_update=after_update,
+                progress="fine-tuning" if progress else "")
     model.eval()
     return losses
 
@@ -449,7 +430,7 @@ MINILM_DEFAULTS = dict(epochs=3, lr=5e-5, batch_size=16)
 KIND = {"docstring_topics": "classification", "code_spans": "tagging", "function_qa": "qa"}
 
 
-def finetune(task: str, model: str = "scratch", *, epochs: int | None = None, lr: float | None = None,
+def finetune_task(task: str, model: str = "scratch", *, epochs: int | None = None, lr: float | None = None,
              batch_size: int | None = None, max_length: int | None = None, train_size: int | None = None,
              seed: int = 0, tokenizer_dir: str | None = None, data_dir=None, baselines: bool = True,
              progress: bool = False) -> dict:
@@ -467,7 +448,7 @@ def finetune(task: str, model: str = "scratch", *, epochs: int | None = None, lr
         raise ValueError(f"max_length={max_length} is more than the {positions} positions of {model!r}: "
                          "BERT has no embedding for a later position")
     train, test = load_task(task, data_dir)
-    train = few(train, train_size, seed)
+    train = seeded_sample(train, train_size, seed)
     kind = KIND[task]
     labels = label_names(train + test) if kind == "classification" else list(TAGS)
     num_labels = len(labels) if kind != "qa" else 2
@@ -475,18 +456,18 @@ def finetune(task: str, model: str = "scratch", *, epochs: int | None = None, lr
 
     if kind == "classification":
         train_t = encode_classification(train, tok, labels, max_length)
-        losses = train_loop(net, train_t, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, progress=progress)
+        losses = train_epochs(net, train_t, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, progress=progress)
         scores = evaluate_classification(net, encode_classification(test, tok, labels, max_length), len(labels))
         base = classification_baselines(train, test) if baselines else None
     elif kind == "tagging":
         train_t, _ = encode_tagging(train, tok, max_length)
-        losses = train_loop(net, train_t, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, progress=progress)
+        losses = train_epochs(net, train_t, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, progress=progress)
         test_t, starts = encode_tagging(test, tok, max_length)
         scores = evaluate_tagging(net, test_t, starts, test)
         base = tagging_baselines(train, test) if baselines else None
     else:
         feats = encode_qa(train, tok, max_length, drop_unanswerable=True)
-        losses = train_loop(net, feats.tensors, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed,
+        losses = train_epochs(net, feats.tensors, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed,
                             progress=progress)
         scores, _ = evaluate_qa(net, encode_qa(test, tok, max_length, drop_unanswerable=False), test)
         base = qa_baselines(train, test) if baselines else None
@@ -530,7 +511,7 @@ def main(argv=None) -> dict:
                 f"{a.model} (its max_position_embeddings): BERT has no embedding for a later position")
     if a.threads:
         torch.set_num_threads(a.threads)
-    result = finetune(a.task, a.model, epochs=a.epochs, lr=a.lr, batch_size=a.batch_size, max_length=a.max_length,
+    result = finetune_task(a.task, a.model, epochs=a.epochs, lr=a.lr, batch_size=a.batch_size, max_length=a.max_length,
                       train_size=a.train_size, seed=a.seed, progress=not a.no_progress)
     print(json.dumps(result), flush=True)
     return result

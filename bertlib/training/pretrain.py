@@ -2,7 +2,7 @@
 
 Book: chapter 10 ("Pretraining a tiny BERT end to end").
 
-    python -m bertlib.pretrain --out runs/tiny            # the book's run: about 4 minutes on one CPU core
+    python -m bertlib.pretrain --out runs/tiny            # the book's run (chapter 10 times it)
     torchrun --nproc-per-node 2 -m bertlib.pretrain ...   # the same run, DistributedDataParallel
 
 The last line printed is a JSON object: held-out ``mlm_accuracy`` and ``nsp_accuracy``, the
@@ -10,28 +10,29 @@ The last line printed is a JSON object: held-out ``mlm_accuracy`` and ``nsp_accu
 ``--out DIR`` writes a checkpoint that ``transformers.BertForPreTraining.from_pretrained(DIR)`` and
 ``transformers.BertTokenizer.from_pretrained(DIR)`` load, plus ``metrics.json`` (the JSON and the curves).
 
-What makes the default run fit (chapter 10 measures each; the numbers are from a 2-core machine):
+What makes the default run fit on a laptop CPU (chapter 10 measures each on the machine that builds it):
 
-* The vocabulary. MiniLM's has 30,522 pieces, our training text uses about 6,600 of them. With width 128 the
-  tied embedding/decoder matrix is then 0.85M parameters instead of 3.9M (the two encoder layers have
-  0.4M), and its projection, gradient and AdamW update shrink with it. The compact vocabulary keeps those
-  pieces in MiniLM's order, plus the ASCII characters alone and as ``##`` continuations (so a new ASCII
-  word is spelt, not [UNK]); it cuts the training text into exactly MiniLM's pieces (WordPiece is greedy
-  longest-match and every piece it chose is kept), and ships as the checkpoint's vocab.txt.
+* The vocabulary. The training text uses only a small share of MiniLM's 30,522 pieces; the run keeps just
+  those (``compact_vocabulary``), so the tied embedding/decoder matrix, its projection, gradient and AdamW
+  update shrink with it. The pieces keep MiniLM's order, plus the ASCII characters alone and as ``##``
+  continuations (so a new ASCII word is spelt, not [UNK]); the training text is cut into exactly MiniLM's
+  pieces (WordPiece is greedy longest-match and every piece it chose is kept); the checkpoint's vocab.txt
+  is this vocabulary.
 * Logits only where there is a label (``logits_only_at_labels=True``).
-* Short sequences first, as BERT itself did (90% of its steps at 128 tokens, the rest at 512): 75% of the
-  steps on 32-piece pairs, batch 64, then 25% on 64-piece pairs, batch 32 (small batches: before a model
-  has learned much, more and smaller steps beat fewer large ones). A small model learns to use
-  its neighbours much faster when there are fewer positions to attend to; the long phase trains the later
-  position embeddings. Sentences are cut into parts of at most 24 pieces, so NSP pairs stay half IsNext at
-  either length (see ``load_pretraining_data``).
-* More predictions per step: 25% of the pieces are selected (80/10/10 as usual), not BERT's 15%; at a
-  budget of two thousand steps the extra learning signal is worth more than the lost context (experiment 3).
-  Evaluation always masks 15%.
-* A schedule for a small model and a short run: AdamW, 6% linear warm-up, linear decay to zero, peak
-  learning rate 3e-3, initial weights N(0, 0.05) rather than BERT's 0.02 (tuned for width 768), no dropout.
+* Short sequences first, as BERT itself did (90% of its steps at 128 tokens, the rest at 512): most steps
+  on short pairs, the last ``long_fraction`` on longer ones (``long_seq_len``), as many tokens per batch (small
+  batches: before a model has learned much, more and smaller steps beat fewer large ones). A small model
+  learns to use its neighbours much faster when there are fewer positions to attend to; the long phase
+  trains the later position embeddings. Sentences are cut into parts of at most ``max_sentence_tokens``
+  pieces, so NSP pairs stay half IsNext at either length (see ``load_pretraining_data``).
+* More predictions per step: ``mask_prob`` of the pieces are selected (80/10/10 as usual), more than BERT's
+  15%; at a budget of a couple of thousand steps the extra learning signal is worth more than the lost
+  context (experiment 3). Evaluation always masks 15%.
+* A schedule for a small model and a short run: AdamW, linear warm-up and decay to zero
+  (``bertlib.training.loop``), a high peak learning rate, initial weights wider than BERT's 0.02 (tuned for
+  width 768), no dropout.
 * One thread (``threads=1``): results do not depend on the core count, and on a shared 2-core machine a
-  second thread mostly waits for a busy core (we measured steps several times slower with two).
+  second thread mostly waits for a busy core.
 
 Everything random takes an explicit seeded source (``random.Random`` for the NSP pairs, a
 ``torch.Generator`` for the masks, ``torch.manual_seed`` for the initialisation), and deterministic
@@ -46,10 +47,8 @@ import functools
 import json
 import os
 import random
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -57,18 +56,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
+from ..config import BertConfig
+from ..heads import IGNORE_INDEX, BertForPreTraining, nsp_loss
+from ..masking import mask_tokens
+from ..nsp import create_nsp_examples, encode_nsp_example
+from ..tokenizer import DEFAULT_SPECIAL_TOKENS, BertTokenizer
 from . import cli
-from .config import BertConfig
+from .checkpoint import out_dir_problem, save_checkpoint
 from .corpus import corpus_fingerprint, load_documents, split_documents
-from .heads import BertForPreTraining
-from .masking import IGNORE_INDEX, mask_tokens
-from .nsp import create_nsp_examples, encode_nsp_example
-from .tokenizer import BertTokenizer
-from .weights import ordinary_mode
-
-SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+from .loop import make_optimizer, make_scheduler, train_steps
 
 
 @dataclass(frozen=True)
@@ -150,7 +147,7 @@ def compact_vocabulary(base: BertTokenizer, documents) -> list[str]:
     WordPiece takes the longest piece in the vocabulary at each step; every piece it took on these documents
     is kept and nothing is added that it could have preferred, so the documents tokenize exactly as before.
     """
-    used = set(SPECIAL_TOKENS)
+    used = set(DEFAULT_SPECIAL_TOKENS.values())
     for doc in documents:
         for sentence in doc.sentences:
             used.update(base.tokenize(sentence))
@@ -259,7 +256,7 @@ def mask_batch(batch, tokenizer, cfg: PretrainConfig, generator: torch.Generator
     return {**batch, "input_ids": inputs, "labels": labels}
 
 
-def heldout_batch(data: PretrainingData, cfg: PretrainConfig, seed: int = 1234, seq_len: int | None = None
+def heldout_pairs(data: PretrainingData, cfg: PretrainConfig, seed: int = 1234, seq_len: int | None = None
                   ) -> dict[str, torch.Tensor]:
     """All held-out pairs of ``seq_len`` (default ``cfg.seq_len``), masked once with a fixed generator at
     ``eval_mask_prob`` with 80/10/10: the same evaluation data for every run and every variant (a variant's
@@ -273,46 +270,27 @@ def heldout_batch(data: PretrainingData, cfg: PretrainConfig, seed: int = 1234, 
 
 
 # ----------------------------------------------------------------------------- training
-def lr_lambda(step: int, total: int, warmup: int) -> float:
-    """Linear warm-up to the peak over ``warmup`` steps, then linear decay to zero at ``total``."""
-    if step < warmup:
-        return (step + 1) / warmup
-    return max(0.0, (total - step) / max(1, total - warmup))
+def pretraining_forward(model, batch, *, nsp: bool, num_items_in_batch: float | None = None):
+    """The model's output on a masked batch, its ``.loss`` MLM + NSP (MLM only if not ``nsp``), with logits
+    only at the masked positions.
 
-
-def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
-    """AdamW with no weight decay on biases and LayerNorm weights, as BERT did."""
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        if p.requires_grad:
-            (no_decay if p.dim() < 2 else decay).append(p)
-    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.98), eps=1e-6)
-
-
-def pretraining_loss(model, batch, *, nsp: bool, mlm_count: int | None = None, nsp_count: int | None = None):
-    """MLM + NSP loss, as sums divided by the *global* number of predictions (``mlm_count``, ``nsp_count``).
-
-    One process: the counts are this batch's, and the loss is the usual mean. Several processes under DDP,
-    each with a slice of the batch: DDP averages the gradients over the processes, so each divides its
-    sum by (global count / world size); the result equals one process on the whole batch exactly, even
-    though the slices hold different numbers of masked tokens.
+    ``num_items_in_batch``: the MLM loss is the sum over this batch's labels divided by it (``mlm_loss``);
+    by default this batch's number of labels (a batch without any has loss 0, not NaN). Under DDP each process has a slice of the global batch and DDP averages the gradients over the
+    processes, so each passes (masked tokens in the global batch / world size); the NSP loss, a mean over
+    the slice's pairs, needs nothing since the slices are the same size. The result equals one process on
+    the whole batch exactly, even though the slices hold different numbers of masked tokens.
     """
-    out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"], labels=batch["labels"],
-                logits_only_at_labels=True)
-    labels = batch["labels"][batch["labels"] != IGNORE_INDEX]  # (N,), the order of out.prediction_logits
-    mlm_count = labels.numel() if mlm_count is None else mlm_count
-    mlm = F.cross_entropy(out.prediction_logits, labels, reduction="sum") / max(1, mlm_count)
-    if not nsp:
-        return mlm, mlm, None, out
-    nsp_count = batch["next_sentence_label"].numel() if nsp_count is None else nsp_count
-    ns = F.cross_entropy(out.seq_relationship_logits, batch["next_sentence_label"], reduction="sum") / nsp_count
-    return mlm + ns, mlm, ns, out
+    if num_items_in_batch is None:
+        num_items_in_batch = int((batch["labels"] != IGNORE_INDEX).sum())
+    return model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"], labels=batch["labels"],
+                 next_sentence_label=batch["next_sentence_label"] if nsp else None, logits_only_at_labels=True,
+                 num_items_in_batch=num_items_in_batch)
 
 
 @torch.no_grad()
 def evaluate(model, batch, *, chunk: int = 256, most_frequent_id: int | None = None) -> dict[str, float]:
-    """Held-out MLM top-1 accuracy at the masked positions, NSP accuracy, and their losses."""
+    """Held-out MLM top-1 accuracy at the masked positions, NSP accuracy, and their losses (averaged over all
+    predictions: each chunk contributes its sums)."""
     was_training = model.training
     model.eval()
     mlm_right = mlm_total = nsp_right = 0
@@ -321,13 +299,13 @@ def evaluate(model, batch, *, chunk: int = 256, most_frequent_id: int | None = N
     n = batch["input_ids"].size(0)
     for start in range(0, n, chunk):
         part = {k: v[start:start + chunk] for k, v in batch.items()}
-        _, mlm, ns, out = pretraining_loss(model, part, nsp=True, mlm_count=1, nsp_count=1)  # sums
-        labels = part["labels"][part["labels"] != IGNORE_INDEX]  # (N,)
+        out = pretraining_forward(model, part, nsp=True, num_items_in_batch=1)  # .mlm_loss: the sum
+        labels = part["labels"][part["labels"] != IGNORE_INDEX]  # (N,), the order of out.prediction_logits
         mlm_right += int((out.prediction_logits.argmax(-1) == labels).sum())
         mlm_total += labels.numel()
-        mlm_loss_sum += float(mlm)
+        mlm_loss_sum += float(out.mlm_loss)
         nsp_right += int((out.seq_relationship_logits.argmax(-1) == part["next_sentence_label"]).sum())
-        nsp_loss_sum += float(ns)
+        nsp_loss_sum += float(nsp_loss(out.seq_relationship_logits, part["next_sentence_label"], num_items_in_batch=1))
         if most_frequent_id is not None:
             baseline_right += int((labels == most_frequent_id).sum())
     model.train(was_training)
@@ -430,7 +408,52 @@ def pretrain(cfg: PretrainConfig = PretrainConfig(), *, progress: bool = True, o
 
 
 def _pretrain(cfg, progress, out, data, model, on_step, stop) -> PretrainResult:
-    t_start = time.perf_counter()
+    run = _set_up(cfg, out, data, model)
+    stop.arm(f"then saving the model to {out}" if out is not None else "saving nothing (no output folder)")
+    history = _train(run, progress, on_step, stop)
+    if len(history) < cfg.steps:  # stopped by Ctrl-C
+        _stop_interrupted(cfg, run.model, run.data.tokenizer, out, history, run.data, run.rank)
+    metrics = _final_metrics(run)
+    if out is not None and run.rank == 0:
+        save_checkpoint(run.model, run.data.tokenizer, out, metrics, history)
+    return PretrainResult(run.model, run.data.tokenizer, metrics, history)
+
+
+# The held-out pairs a run is scored on, and the prefix of their scores in the learning curve (``history``):
+# the final training length (the headline numbers) and, with a long phase, also the short length.
+HELDOUT_AT = {"final_length": "heldout_", "short_length": "heldout_short_"}
+
+
+@dataclass
+class _Run:
+    """Everything one pretraining run works on, made by ``_set_up`` before the first step."""
+
+    cfg: PretrainConfig
+    rank: int
+    world: int
+    device: torch.device
+    data: PretrainingData
+    model: BertForPreTraining
+    ddp_model: torch.nn.Module  # the model itself, or its DistributedDataParallel wrapper
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LambdaLR
+    short_pairs: NspBatches
+    long_pairs: NspBatches | None
+    mask_generator: torch.Generator
+    heldout: dict  # HELDOUT_AT's names -> all held-out pairs of that length, masked once
+    started: float  # time.perf_counter() at the start
+    data_seconds: float
+    train_seconds: float = 0.0
+
+    def pairs_for(self, step: int) -> NspBatches:
+        """The short pairs, then the long ones for the last ``long_steps`` steps."""
+        return self.long_pairs if step >= self.cfg.steps - self.cfg.long_steps else self.short_pairs
+
+
+def _set_up(cfg, out, data, model) -> _Run:
+    """Check the output folder and the process count, load the data, build the model (seeded), the
+    optimizer and schedule, the seeded batch streams and the held-out sets."""
+    started = time.perf_counter()
     problem = out_dir_problem(out, overwrite=True)
     if problem is not None:
         raise ValueError(f"out={problem}")
@@ -444,7 +467,7 @@ def _pretrain(cfg, progress, out, data, model, on_step, stop) -> PretrainResult:
 
     data = load_pretraining_data(cfg.vocab, cfg.heldout_fraction, 0, cfg.max_sentence_tokens) if data is None else data
     tok = data.tokenizer
-    t_data = time.perf_counter() - t_start
+    data_seconds = time.perf_counter() - started
 
     torch.manual_seed(cfg.seed)
     if model is None:
@@ -456,113 +479,111 @@ def _pretrain(cfg, progress, out, data, model, on_step, stop) -> PretrainResult:
 
         ddp_model = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     optimizer = make_optimizer(model, cfg.lr, cfg.weight_decay)
-    warmup = max(1, round(cfg.warmup_fraction * cfg.steps))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_lambda(s, cfg.steps, warmup))
+    scheduler = make_scheduler(optimizer, cfg.steps, cfg.warmup_fraction)
 
-    data_rng = random.Random(cfg.seed)
-    batches = NspBatches(data.train_docs, tok, cfg.seq_len, cfg.batch_size, data_rng, cfg.short_seq_prob)
+    data_rng = random.Random(cfg.seed)  # both lengths draw their pairs from it, in the order they are used
+    short_pairs = NspBatches(data.train_docs, tok, cfg.seq_len, cfg.batch_size, data_rng, cfg.short_seq_prob)
+    long_pairs = None
     if cfg.long_seq_len:
-        long_batches = NspBatches(data.train_docs, tok, cfg.long_seq_len, cfg.long_batch_size, data_rng,
-                                  cfg.short_seq_prob)
-    mask_gen = torch.Generator().manual_seed(cfg.seed)
-    # Held-out pairs at the final training length (the headline numbers) and, with a long phase, also at the
-    # short length; the curves use the first 256 pairs of each (cheap).
-    eval_sets = {"": heldout_batch(data, cfg, seq_len=cfg.max_len)}
+        long_pairs = NspBatches(data.train_docs, tok, cfg.long_seq_len, cfg.long_batch_size, data_rng,
+                                cfg.short_seq_prob)
+    heldout = {"final_length": heldout_pairs(data, cfg, seq_len=cfg.max_len)}
     if cfg.long_seq_len:
-        eval_sets["short_"] = heldout_batch(data, cfg, seq_len=cfg.seq_len)
-    eval_small = {name: {k: v[:256].to(device) for k, v in b.items()} for name, b in eval_sets.items()}
+        heldout["short_length"] = heldout_pairs(data, cfg, seq_len=cfg.seq_len)
+    return _Run(cfg, rank, world, device, data, model, ddp_model, optimizer, scheduler, short_pairs, long_pairs,
+                torch.Generator().manual_seed(cfg.seed), heldout, started, data_seconds)
 
-    bar = None
-    if progress and rank == 0:
-        try:
-            from tqdm.auto import tqdm
 
-            bar = tqdm(total=cfg.steps, desc="pretraining", unit="step", file=sys.stderr)
-        except ImportError:  # tqdm is a book dependency, not a library one
-            bar = None
-    history, running = [], {}
-    stop.arm(f"then saving the model to {out}" if out is not None else "saving nothing (no output folder)")
+def _train(run: _Run, progress: bool, on_step, stop) -> list[dict]:
+    """The step loop (``train_steps``); returns the learning curve, one record per step taken.
+
+    Every process masks the same global batch (same generator) and trains on its slice of the rows. The
+    curve holds the running (exponentially averaged) training losses and, every ``eval_every`` steps, the
+    scores on the first 256 held-out pairs of each length (cheap)."""
+    cfg, world = run.cfg, run.world
+    curve_sets = {name: {k: v[:256].to(run.device) for k, v in pairs.items()} for name, pairs in run.heldout.items()}
+    history, running, current = [], {}, {}
     t_train = time.perf_counter()
-    for step in range(cfg.steps):
-        if stop.requested:
-            break
-        stream = long_batches if step >= cfg.steps - cfg.long_steps else batches
-        batch = mask_batch(next(stream), tok, cfg, mask_gen)  # the global batch, identical on every rank
-        mlm_count = int((batch["labels"] != IGNORE_INDEX).sum())
-        B = batch["input_ids"].size(0)
-        rows = slice(rank * B // world, (rank + 1) * B // world)
-        local = {k: v[rows].to(device) for k, v in batch.items()}
-        loss, mlm, ns, _ = pretraining_loss(ddp_model, local, nsp=cfg.nsp, mlm_count=mlm_count / world,
-                                            nsp_count=B / world)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if on_step is not None:
-            on_step(step, model, batch)
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-        optimizer.step()
-        scheduler.step()
 
-        # running (exponentially averaged) losses for the progress bar; under DDP, this process's share x world
-        for name, value in (("mlm", mlm), ("nsp", ns)):
+    def next_batch(step):
+        batch = mask_batch(next(run.pairs_for(step)), run.data.tokenizer, cfg, run.mask_generator)  # global batch
+        current["batch"] = batch
+        current["masked"] = int((batch["labels"] != IGNORE_INDEX).sum())  # masked tokens in the global batch
+        B = batch["input_ids"].size(0)
+        rows = slice(run.rank * B // world, (run.rank + 1) * B // world)
+        return {k: v[rows].to(run.device) for k, v in batch.items()}
+
+    def forward(local):
+        return pretraining_forward(run.ddp_model, local, nsp=cfg.nsp, num_items_in_batch=current["masked"] / world)
+
+    def before_update(step, local):
+        if on_step is not None:
+            on_step(step, run.model, current["batch"])
+
+    def after_update(step, out, grad_norm):
+        # under DDP, this process's share of the loss x world
+        for name, value in (("mlm", out.mlm_loss), ("nsp", out.nsp_loss)):
             if value is not None:
                 v = float(value.detach()) * world
                 running[name] = v if name not in running else 0.95 * running[name] + 0.05 * v
-        record = {"step": step + 1, "seconds": time.perf_counter() - t_train, "lr": scheduler.get_last_lr()[0],
+        record = {"step": step + 1, "seconds": time.perf_counter() - t_train, "lr": run.scheduler.get_last_lr()[0],
                   "mlm_loss": running.get("mlm"), "nsp_loss": running.get("nsp"), "grad_norm": float(grad_norm)}
-        if cfg.eval_every and ((step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps) and rank == 0:
-            for name, small in eval_small.items():
-                ev = evaluate(model, small)
-                record.update({f"heldout_{name}{k}": ev[k] for k in ("mlm_accuracy", "nsp_accuracy", "mlm_loss")})
+        if cfg.eval_every and ((step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps) and run.rank == 0:
+            for name, pairs in curve_sets.items():
+                scores = evaluate(run.model, pairs)
+                record.update({f"{HELDOUT_AT[name]}{k}": scores[k] for k in ("mlm_accuracy", "nsp_accuracy", "mlm_loss")})
         history.append(record)
-        if bar is not None:
-            bar.update(1)
-            bar.set_postfix({k: f"{v:.3f}" for k, v in running.items()}, refresh=False)
-    if bar is not None:
-        bar.close()
-    train_seconds = time.perf_counter() - t_train
-    if len(history) < cfg.steps:  # stopped by Ctrl-C
-        _stop_interrupted(cfg, model, tok, out, history, data, rank)
+        return {k: f"{v:.3f}" for k, v in running.items()}
 
+    train_steps(run.model, next_batch, cfg.steps, run.optimizer, run.scheduler, forward=forward,
+                max_grad_norm=cfg.max_grad_norm, before_update=before_update, after_update=after_update,
+                should_stop=lambda: stop.requested, progress="pretraining" if progress and run.rank == 0 else "")
+    run.train_seconds = time.perf_counter() - t_train
+    return history
+
+
+def _final_metrics(run: _Run) -> dict:
+    """The scores on all held-out pairs, the baselines, and what the run was (the JSON ``main`` prints)."""
+    cfg, data, model = run.cfg, run.data, run.model
     model.eval()
     results = {}
-    for name, full in eval_sets.items():
-        ev = evaluate(model, {k: v.to(device) for k, v in full.items()}, most_frequent_id=data.most_frequent_id)
-        p = float(full["next_sentence_label"].float().mean())
+    for name, pairs in run.heldout.items():
+        scores = evaluate(model, {k: v.to(run.device) for k, v in pairs.items()}, most_frequent_id=data.most_frequent_id)
+        is_next = float(pairs["next_sentence_label"].float().mean())
         results[name] = {
-            "seq_len": full["input_ids"].size(1),
-            "mlm_accuracy": ev["mlm_accuracy"],
-            "nsp_accuracy": ev["nsp_accuracy"] if cfg.nsp else None,
-            "mlm_unigram_baseline": ev["mlm_unigram_baseline"],
-            "nsp_majority_baseline": max(p, 1 - p),
-            "heldout_mlm_loss": ev["mlm_loss"],
-            "heldout_nsp_loss": ev["nsp_loss"] if cfg.nsp else None,
-            "heldout_mlm_predictions": ev["mlm_predictions"],
-            "heldout_nsp_pairs": ev["nsp_pairs"],
+            "seq_len": pairs["input_ids"].size(1),
+            "mlm_accuracy": scores["mlm_accuracy"],
+            "nsp_accuracy": scores["nsp_accuracy"] if cfg.nsp else None,
+            "mlm_unigram_baseline": scores["mlm_unigram_baseline"],
+            "nsp_majority_baseline": max(is_next, 1 - is_next),
+            "heldout_mlm_loss": scores["mlm_loss"],
+            "heldout_nsp_loss": scores["nsp_loss"] if cfg.nsp else None,
+            "heldout_mlm_predictions": scores["mlm_predictions"],
+            "heldout_nsp_pairs": scores["nsp_pairs"],
         }
-    final = results[""]
+    final = results["final_length"]
     metrics = {
         **{k: v for k, v in final.items() if k != "seq_len"},
         "heldout_seq_len": final["seq_len"],
         "steps": cfg.steps,
         "long_steps": cfg.long_steps,
-        "epochs": batches.epoch + (long_batches.epoch if cfg.long_seq_len else 0),  # passes begun, both lengths
+        # passes over the documents begun, both lengths
+        "epochs": run.short_pairs.epoch + (run.long_pairs.epoch if run.long_pairs is not None else 0),
         "train_tokens": sum(len(s) for d in data.train_docs for s in d),
-        "vocab_size": tok.vocab_size,
+        "vocab_size": data.tokenizer.vocab_size,
         "parameters": sum(p.numel() for p in model.parameters()),
-        "data_seconds": t_data,
-        "train_seconds": train_seconds,
-        "seconds": time.perf_counter() - t_start,
+        "data_seconds": run.data_seconds,
+        "train_seconds": run.train_seconds,
+        "seconds": time.perf_counter() - run.started,
         "threads": torch.get_num_threads(),
-        "world_size": world,
-        "device": str(device),
+        "world_size": run.world,
+        "device": str(run.device),
         "corpus": data.fingerprint,
         "config": dataclasses.asdict(cfg),
     }
-    if "short_" in results:  # the same model on pairs of the short length, for the record
-        metrics["short"] = results["short_"]
-    if out is not None and rank == 0:
-        save_checkpoint(model, tok, out, metrics, history)
-    return PretrainResult(model, tok, metrics, history)
+    if "short_length" in results:  # the same model on pairs of the short length, for the record
+        metrics["short"] = results["short_length"]
+    return metrics
 
 
 def _stop_interrupted(cfg, model, tok, out, history, data, rank) -> None:
@@ -580,93 +601,6 @@ def _stop_interrupted(cfg, model, tok, out, history, data, rank) -> None:
             " (no step finished)" if not done else " (no output folder given)")
         print(f"interrupted after step {done} of {cfg.steps}: {what}", file=sys.stderr, flush=True)
     raise TrainingInterrupted(done, cfg.steps, saved)
-
-
-# ----------------------------------------------------------------------------- checkpoint folder
-# What a checkpoint folder may hold (ours, and transformers'): saving replaces the whole folder, so a folder
-# holding anything else is never replaced.
-CHECKPOINT_FILES = frozenset({"config.json", "model.safetensors", "pytorch_model.bin", "vocab.txt",
-                              "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json", "metrics.json"})
-
-
-def out_dir_problem(out, overwrite: bool = False) -> str | None:
-    """Why the folder ``out`` cannot take a new checkpoint, as the end of a sentence that starts with its
-    name; None if it can (or if ``out`` is None: nothing to save). Checked before training, so that a bad
-    folder does not cost the run.
-
-    Refused: an empty name (it would mean the current folder), a file, a symbolic link, a folder holding
-    anything that is not a checkpoint's, a folder that cannot be created or written, and a folder holding a
-    checkpoint unless ``overwrite``. An empty folder is fine."""
-    if out is None:
-        return None
-    text = os.fspath(out)
-    if not text.strip():
-        return f"{text!r} is empty: give the folder to save the checkpoint in (the current folder is never used)"
-    path = Path(os.path.abspath(text))
-    if path.is_symlink():
-        return f"{text} is a symbolic link: give the folder itself"
-    if path.exists() and not path.is_dir():
-        return f"{text} is a file, not a folder"
-    if path.is_dir():
-        entries = sorted(p.name for p in path.iterdir())
-        foreign = [name for name in entries if name not in CHECKPOINT_FILES]
-        if foreign:
-            shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
-            return (f"{text} holds files that are not a checkpoint's ({shown}): saving replaces the whole folder, "
-                    "so choose a new or empty folder")
-        if entries and not overwrite:
-            return (f"{text} holds a checkpoint already ({', '.join(entries)}): add --overwrite to replace it, or "
-                    "choose another folder")
-    # The checkpoint is written in a temporary folder beside ``out``, then renamed: try that where it will happen.
-    parent = path.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"{text} cannot be created: {parent} is a file"
-    try:
-        os.rmdir(tempfile.mkdtemp(dir=parent, prefix=".bertlib-write-test-"))
-    except OSError as e:
-        return f"{text} cannot be written: no new folder can be made in {parent} ({e.strerror or e})"
-    return None
-
-
-def save_checkpoint(model, tokenizer, out, metrics=None, history=None) -> None:
-    """config.json + model.safetensors (bertlib's save_pretrained, transformers' layout) + vocab.txt, so the
-    directory alone is a model transformers can load and a tokenizer that splits text as in training.
-
-    Atomic: everything is written to a temporary folder beside ``out``, which is then renamed to ``out`` (an
-    old checkpoint there is moved aside first and deleted last). A kill leaves the previous checkpoint, or
-    none, never half of one; at worst, killed between the two renames, the previous checkpoint is left in a
-    hidden folder ``.NAME.old-*`` beside ``out``, and a killed save leaves a hidden ``.NAME.tmp-*``."""
-    problem = out_dir_problem(out, overwrite=True)
-    if problem is not None:
-        raise ValueError(f"cannot save the checkpoint: {problem}")
-    out = Path(os.path.abspath(os.fspath(out)))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
-    try:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        if metrics is not None:
-            (tmp / "metrics.json").write_text(json.dumps({"metrics": metrics, "history": history}, indent=1) + "\n")
-        os.chmod(tmp, ordinary_mode(0o777))  # mkdtemp makes a folder only its owner can read
-        _replace_folder(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)  # gone already unless the save failed
-
-
-def _replace_folder(new: Path, out: Path) -> None:
-    if not out.exists():
-        os.rename(new, out)
-        return
-    trash = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-"))
-    os.rename(out, trash / out.name)
-    try:
-        os.rename(new, out)
-    except BaseException:
-        os.rename(trash / out.name, out)  # put the previous checkpoint back
-        raise
-    shutil.rmtree(trash, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------- command line

@@ -1,10 +1,11 @@
-"""Write the three fine-tuning datasets in data/ from text that ships with Python (no download).
+"""Write the three fine-tuning datasets in this folder (``bertlib/training/datasets/``, shipped as package data)
+from text that ships with Python (no download).
 
-    python data/build_datasets.py          # rewrites data/*/{train,test}.jsonl
+    python bertlib/training/datasets/build_datasets.py          # rewrites */{train,test}.jsonl here
 
 The files in the repository were written by this script under CPython 3.11.7; another Python version
 gives slightly different files (its documentation differs), which is why the files are shipped rather
-than rebuilt at run time. See data/README.md for what each file holds, where it comes from, its licence.
+than rebuilt at run time. See README.md here for what each file holds, where it comes from, its licence.
 """
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parents[2]))  # the repository root, above bertlib/training/datasets/
 
-from bertlib.corpus import _SKIP_PART, _SKIP_TOP, split_sentences, stdlib_root  # noqa: E402
+from bertlib.training.corpus import _SKIP_PART, _SKIP_TOP, split_sentences, stdlib_root  # noqa: E402
 
 SEED = 0
 

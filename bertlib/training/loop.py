@@ -1,0 +1,141 @@
+"""The training toolkit: one optimizer set-up, one learning-rate schedule, one progress bar, one step loop.
+
+Pretraining, fine-tuning, the experiments, chapter 9's schedule plot, chapter 10 and the benchmark all train
+with these, so a change to how BERT is trained is made once:
+
+* ``make_optimizer``: AdamW, no weight decay on biases and LayerNorm weights, as BERT did;
+* ``linear_schedule``: the learning rate of each update, a share of the peak: linear warm-up, then linear
+  decay to zero; ``warmup_steps`` turns a share of the run into a number of steps;
+* ``progress_bar``: a tqdm bar on stderr, or None where tqdm (a book dependency) is missing;
+* ``train_steps``: forward, backward, gradient clipping, optimizer and schedule step, for any model whose
+  output has a ``.loss``; what differs between runs (where batches come from, what is recorded, when to
+  stop) comes in as functions.
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+import torch
+
+
+def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """AdamW with no weight decay on biases and LayerNorm weights, as BERT did."""
+    decay, no_decay = [], []
+    for p in model.parameters():
+        if p.requires_grad:
+            (no_decay if p.dim() < 2 else decay).append(p)
+    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.98), eps=1e-6)
+
+
+def linear_schedule(step: int, total_steps: int, warmup_steps: int) -> float:
+    """The learning rate of update ``step`` (0 is the first), as a share of the peak.
+
+    Warm-up: update ``step`` gets ``(step + 1) / warmup_steps``, so the first update already moves the weights
+    and update ``warmup_steps - 1`` is at the peak. Then linear decay, reaching zero at ``total_steps``."""
+    if step < warmup_steps:
+        return (step + 1) / warmup_steps
+    return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+
+
+def warmup_steps(total_steps: int, warmup_fraction: float) -> int:
+    """The warm-up, ``warmup_fraction`` of the run rounded to whole steps, at least one."""
+    return max(1, round(warmup_fraction * total_steps))
+
+
+def make_scheduler(optimizer: torch.optim.Optimizer, total_steps: int,
+                   warmup_fraction: float) -> torch.optim.lr_scheduler.LambdaLR:
+    """``linear_schedule`` over ``total_steps`` updates, ``warmup_fraction`` of them warming up."""
+    warmup = warmup_steps(total_steps, warmup_fraction)
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: linear_schedule(step, total_steps, warmup))
+
+
+def progress_bar(total: int, desc: str):
+    """A progress bar on stderr counting ``total`` steps, or None if ``desc`` is empty or tqdm is missing
+    (tqdm comes with the book's dependencies, not the library's)."""
+    if not desc:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc=desc, unit="step", file=sys.stderr)
+
+
+def train_steps(
+    model: torch.nn.Module,
+    next_batch: Callable[[int], dict],
+    steps: int,
+    optimizer: torch.optim.Optimizer,
+    scheduler,
+    *,
+    forward: Callable[[dict], object] | None = None,
+    max_grad_norm: float = 1.0,
+    before_update: Callable[[int, dict], None] | None = None,
+    after_update: Callable[[int, object, torch.Tensor], dict | None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    progress: str = "",
+) -> int:
+    """Train ``model`` for ``steps`` updates; returns how many were made (fewer if ``should_stop``).
+
+    Each update: ``batch = next_batch(step)``, ``out = forward(batch)`` (default ``model(**batch)``), backward
+    through ``out.loss``, ``before_update(step, batch)`` (the gradients are there), the gradients clipped to
+    ``max_grad_norm``, an optimizer step and a schedule step, then ``after_update(step, out, grad_norm)``,
+    which may return what the progress bar shows. ``should_stop()`` is asked before each update.
+    ``progress``: the label of a progress bar on stderr (none if empty)."""
+    forward = (lambda batch: model(**batch)) if forward is None else forward
+    bar = progress_bar(steps, progress)
+    done = 0
+    try:
+        for step in range(steps):
+            if should_stop is not None and should_stop():
+                break
+            batch = next_batch(step)
+            out = forward(batch)
+            optimizer.zero_grad(set_to_none=True)
+            out.loss.backward()
+            if before_update is not None:
+                before_update(step, batch)
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            done += 1
+            shown = after_update(step, out, grad_norm) if after_update is not None else None
+            if bar is not None:
+                bar.update(1)
+                if shown:
+                    bar.set_postfix(shown, refresh=False)
+    finally:
+        if bar is not None:
+            bar.close()
+    return done
+
+
+def epoch_batches(tensors: dict[str, torch.Tensor], batch_size: int, epochs: int,
+                  generator: torch.Generator) -> Callable[[int], dict]:
+    """``next_batch`` for ``train_steps``: ``epochs`` passes over ``tensors`` in mini-batches, each pass in a
+    new order drawn from ``generator`` (the last batch of a pass may be smaller)."""
+    n = len(next(iter(tensors.values())))
+
+    def batches():
+        for _ in range(epochs):
+            order = torch.randperm(n, generator=generator)
+            for start in range(0, n, batch_size):
+                idx = order[start:start + batch_size]
+                yield {k: v[idx] for k, v in tensors.items()}
+
+    stream = batches()
+    return lambda step: next(stream)
+
+
+def steps_in(n: int, batch_size: int, epochs: int) -> int:
+    """Updates in ``epochs`` passes over ``n`` examples in batches of ``batch_size``."""
+    return epochs * -(-n // batch_size)
+
+
+def learning_rates(peak_lr: float, total_steps: int, warmup_fraction: float) -> list[float]:
+    """The learning rate of each of ``total_steps`` updates, exactly what ``make_scheduler`` gives the optimizer
+    (chapter 9 plots it)."""
+    warmup = warmup_steps(total_steps, warmup_fraction)
+    return [peak_lr * linear_schedule(step, total_steps, warmup) for step in range(total_steps)]
