@@ -179,7 +179,7 @@ def mask_bug_state(n_selected: int, seed: int = 0) -> dict:
     r = compare_losses(n_selected, seed)
     names = list(r)
     right, bug = r["bertlib mlm_loss"], r["mean x mask (bug)"]
-    colors = [COLORS["bert"]] * 3 + [COLORS["gpt"], COLORS["hidden"]]
+    colors = [COLORS["bert"]] * 3 + [COLORS["gpt"], COLORS["pad"]]
     fig = go.Figure(go.Bar(x=[r[n]["loss"] for n in names], y=names, orientation="h", marker_color=colors,
                            text=[f"{r[n]['loss']:.4f}" for n in names], textposition="auto"))
     fig.update_layout(xaxis=dict(title="loss", rangemode="tozero"), yaxis=dict(autorange="reversed"),
@@ -202,10 +202,9 @@ def masked_word_state(model, tokenizer, position: int, text: str = MASKED_SENTEN
     probs = [p for _, p in r["top"]] + [r["p_right"]]
     colors = [COLORS["bert"]] * len(r["top"]) + [COLORS["gpt"]]
     fig = go.Figure(go.Bar(x=probs, y=names, orientation="h", marker_color=colors,
-                           text=[f"{p:.5f}" for p in probs], textposition="auto"))
-    fig.add_vline(x=1 / r["vocab_size"], line_dash="dot", line_color="gray",
-                  annotation_text=f"1/V = {1 / r['vocab_size']:.1e}", annotation_position="top right")
-    fig.update_layout(xaxis=dict(title="probability at the [MASK] position", rangemode="tozero"),
+                           text=[f"{p:.2e}" for p in probs], textposition="auto"))
+    fig.add_vline(x=1 / r["vocab_size"], line_dash="dot", line_color="gray")
+    fig.update_layout(xaxis=dict(title="probability (dotted: uniform, 1/V)", rangemode="tozero"),
                       yaxis=dict(autorange="reversed"), height=300, margin=dict(l=170, r=20, t=30, b=50))
     rows = [[i, tok, reads, lab if lab != IGNORE_INDEX else "-100", "yes" if lab != IGNORE_INDEX else ""]
             for i, (tok, reads, lab) in enumerate(zip(r["tokens"], r["model_reads"], r["labels"]))]

@@ -15,7 +15,7 @@ import torch
 from bertlib import mask_tokens
 from bertlib.masking import masking_statistics
 
-from ..plots import COLORS, html_table
+from ..plots import COLORS, html_table, tint
 
 SENTENCES = (
     "the quick brown fox jumps over the lazy dog while the old farmer watches it from behind the wooden fence",
@@ -151,12 +151,16 @@ def visible_token_odds(mlm_probability: float = 0.15, mask_replace_prob: float =
 
 # ----------------------------------------------------------------------------- rendering
 def rows_html(rows: list[dict]) -> str:
-    """The step-by-step table as HTML (``course.plots.html_table``), one row per position."""
+    """The step-by-step table as HTML (``course.plots.html_table``), one row per position, the selected
+    ones tinted by what happens to them."""
     body = [[row["position"], row["token"], "yes" if row["eligible"] else "no (special)",
              "yes" if row["selected"] else "", row["outcome"], row["model_reads"],
              row["label"] if row["selected"] else "-100"] for row in rows]
+    def shade(i, j):  # a selected row takes its outcome's colour
+        return f"background:{tint(OUTCOME_COLORS[rows[i]['outcome']])}" if rows[i]["outcome"] else ""
+
     return html_table(("pos", "token", "eligible", "selected", "what happens", "model reads", "label"),
-                      body, align="rlllll" + "l").data
+                      body, align="rllllll", cell_style=shade).data
 
 
 # ----------------------------------------------------------------------------- static demo (the page)
@@ -172,13 +176,15 @@ def seed_state(runs: list[dict], seed_index: int, vocab_size: int) -> dict:
     fig = go.Figure()
     for o in OUTCOMES:
         shares = [r["totals"][o] / max(1, sum(r["totals"].values())) for r in so_far]
-        fig.add_trace(go.Scatter(x=seeds, y=shares, mode="lines+markers", name=f"{o} (running)",
+        fig.add_trace(go.Scatter(x=seeds, y=shares, mode="lines+markers", name=o,
                                  line=dict(color=OUTCOME_COLORS[o]), marker=dict(size=5)))
-        fig.add_trace(go.Scatter(x=[0, DEMO_SEEDS[-1]], y=[expected[o]] * 2, mode="lines", showlegend=False,
-                                 name=f"{o} expected", line=dict(color=OUTCOME_COLORS[o], dash="dot", width=1)))
+        fig.add_trace(go.Scatter(x=[0, DEMO_SEEDS[-1]], y=[expected[o]] * 2, mode="lines",
+                                 showlegend=o == OUTCOMES[0], name="expected (dotted)",
+                                 line=dict(color=OUTCOME_COLORS[o], dash="dot", width=1)))
     fig.update_layout(xaxis=dict(title="seeds so far", range=[-0.5, DEMO_SEEDS[-1] + 0.5]),
-                      yaxis=dict(title="share of the selected positions", range=[0, 1]), height=330,
-                      legend=dict(orientation="h", y=1.12, x=0), margin=dict(l=60, r=20, t=40, b=50))
+                      yaxis=dict(title="share of the selected", range=[-0.02, 1.05]), height=360,
+                      legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
+                      margin=dict(l=60, r=20, t=20, b=60))
     total = sum(now["totals"].values())
     c = now["counts"]
     shares = " / ".join(f"{now['totals'][o] / max(1, total):.0%}" for o in OUTCOMES)

@@ -14,7 +14,7 @@ import torch
 from bertlib import nsp_loss
 from bertlib.nsp import IS_NEXT, NOT_NEXT, NspExample, create_nsp_examples
 
-from ..plots import COLORS, html_table
+from ..plots import COLORS, html_table, tint
 
 # Six short documents on unrelated topics, one sentence per string (written for this book).
 DOCUMENTS = (
@@ -136,9 +136,10 @@ def overlap_shortcut(examples) -> dict:
 
 # ----------------------------------------------------------------------------- rendering
 def pairs_html(rows: list[dict]) -> str:
-    """The pairs as an HTML table (``course.plots.html_table``): A, B and the label."""
+    """The pairs as an HTML table (``course.plots.html_table``): A, B and the label, tinted by the label."""
+    colors = {"IsNext": tint(COLORS["segment"]), "NotNext": tint(COLORS["gpt"])}
     return html_table(("A", "B", "label"), [[r["A"], r["B"], f'{r["label"]} ({r["name"]})'] for r in rows],
-                      align="lll").data
+                      align="lll", cell_style=lambda i, j: f"background:{colors[rows[i]['name']]}").data
 
 
 # ----------------------------------------------------------------------------- static demos (the page)
@@ -168,15 +169,16 @@ def pairs_state(runs: list[dict], seed_index: int) -> dict:
     fig = go.Figure([
         go.Bar(x=[r["seed"] for r in so_far], y=[sum(x["label"] for x in r["rows"]) / len(r["rows"])
                                                   for r in so_far],
-               marker_color=COLORS["gpt"], opacity=0.45, name="NotNext share of this seed"),
+               marker_color=COLORS["gpt"], opacity=0.45, name="this seed"),
         go.Scatter(x=[r["seed"] for r in so_far], y=[r["not_next_total"] / r["n_total"] for r in so_far],
-                   mode="lines+markers", line=dict(color=COLORS["gpt"]), name="running share"),
+                   mode="lines+markers", line=dict(color=COLORS["gpt"]), name="seeds so far"),
         go.Scatter(x=[-0.5, DEMO_SEEDS[-1] + 0.5], y=[0.5, 0.5], mode="lines", line=dict(color="gray", dash="dot"),
                    name="one half"),
     ])
     fig.update_layout(xaxis=dict(title="seed", range=[-0.5, DEMO_SEEDS[-1] + 0.5]),
-                      yaxis=dict(title="share of pairs that are NotNext", range=[0, 1]), height=300,
-                      legend=dict(orientation="h", y=1.15, x=0), margin=dict(l=60, r=20, t=40, b=50))
+                      yaxis=dict(title="NotNext share of the pairs", range=[0, 1.02]), height=340,
+                      legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
+                      margin=dict(l=60, r=20, t=20, b=60))
     caption = (f"seed {now['seed']}: {len(rows)} pairs, {k} NotNext ({k / len(rows):.0%}); "
                f"seeds 0-{now['seed']}: {now['not_next_total']} of {now['n_total']} NotNext "
                f"({now['not_next_total'] / now['n_total']:.0%})")
@@ -199,8 +201,9 @@ def loss_state(logit_is_next: float, logit_not_next: float, label: int) -> dict:
             "figure": fig}
 
 
-def static_demos(tokenizer=None) -> list:
-    """The chapter's demos for the static page: a seed over the pairs and labels; the loss on [CLS]."""
+def static_demos(tokenizer=None, max_seq_length: int = 48) -> list:
+    """The chapter's demos for the static page: a seed over the pairs and labels (sequences of at most
+    ``max_seq_length`` tokens); the loss on [CLS]."""
     from course.static_demo import Buttons, Slider, StaticDemo
 
     if tokenizer is None:
@@ -209,7 +212,7 @@ def static_demos(tokenizer=None) -> list:
         from bertlib import BertTokenizer
 
         tokenizer = BertTokenizer.from_pretrained(get_model_path())
-    runs = running_not_next(tokenizer, DEMO_SEEDS)
+    runs = running_not_next(tokenizer, DEMO_SEEDS, max_seq_length)
     logits = list(DEMO_LOGITS)
     return [
         StaticDemo("ch08-pairs", [Slider("seed", "seed", values=list(DEMO_SEEDS))],

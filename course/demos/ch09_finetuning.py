@@ -225,10 +225,12 @@ def head_state(r: dict) -> dict:
                          go.Bar(y=tokens, x=r["end"], orientation="h", name="end logit",
                                 marker_color=COLORS["position"])])
         fig.add_hrect(y0=cs - 0.5, y1=ce + 0.5, fillcolor=COLORS["segment"], opacity=0.25, line_width=0)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="decode_span's answer",
+                                 marker=dict(symbol="square", size=12, color=COLORS["segment"], opacity=0.4)))
         fig.update_layout(barmode="group", yaxis=dict(autorange="reversed", tickfont=dict(size=10), dtick=1),
-                          xaxis=dict(title="logit (green band: decode_span's answer)"),
-                          height=max(320, 16 * r["T"]), margin=dict(l=110, r=20, t=30, b=50),
-                          legend=dict(orientation="h", y=1.05, x=0))
+                          xaxis=dict(title="logit"),
+                          height=max(320, 16 * r["T"]), margin=dict(l=110, r=20, t=10, b=90),
+                          legend=dict(orientation="h", yanchor="top", y=-0.12, x=0))
     outputs = ", ".join(f"{k} {_shape(v)}" for k, v in r["outputs"].items())
     table = html_table(["", ""], [["reads", f"{r['reads']} {_shape(r['reads_shape'])}"], ["layer", r["layer"]],
                                   ["outputs", outputs], ["new parameters", f"{r['new_parameters']:,}"],

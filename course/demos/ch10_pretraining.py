@@ -108,7 +108,7 @@ def checkpoint_state(history: list[dict], snapshots: dict, steps_done: int, prom
     fig.update_yaxes(range=[0, max(losses) * 1.05], row=1, col=1)
     fig.update_yaxes(range=[0, 1], row=2, col=1)
     fig.add_vline(x=steps_done, line_color="gray", line_width=1)
-    fig.update_layout(height=470, legend=dict(orientation="h", y=-0.18, x=0), margin=dict(l=55, r=15, t=40, b=40))
+    fig.update_layout(height=470, legend=dict(orientation="h", yanchor="top", y=-0.14, x=0), margin=dict(l=55, r=15, t=40, b=40))
 
     predictions = snapshots[steps_done]
     rows = [[text, ", ".join(f"{piece} ({p:.2f})" for piece, p in top)] for text, top in zip(prompts, predictions)]
