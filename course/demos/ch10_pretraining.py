@@ -74,7 +74,7 @@ class FillMaskSnapshots:
 def _curve(history: list[dict], key: str, upto: int, every: int = 10):
     """(steps, values) of one history column up to step ``upto``, every ``every``-th step (page weight)."""
     rows = [r for r in history if r["step"] <= upto and r.get(key) is not None
-            and (r["step"] % every == 0 or r["step"] == upto)]
+            and (r["step"] % every == 0 or r["step"] in (1, upto))]
     return [r["step"] for r in rows], [r[key] for r in rows]
 
 
@@ -108,10 +108,10 @@ def checkpoint_state(history: list[dict], snapshots: dict, steps_done: int, prom
     fig.update_yaxes(range=[0, max(losses) * 1.05], row=1, col=1)
     fig.update_yaxes(range=[0, 1], row=2, col=1)
     fig.add_vline(x=steps_done, line_color="gray", line_width=1)
-    fig.update_layout(height=470, legend=dict(orientation="h", yanchor="top", y=-0.14, x=0), margin=dict(l=55, r=15, t=40, b=40))
+    fig.update_layout(height=470, legend=dict(orientation="h", yanchor="top", y=-0.2, x=0), margin=dict(l=55, r=15, t=40, b=40))
 
     predictions = snapshots[steps_done]
-    rows = [[text, ", ".join(f"{piece} ({p:.2f})" for piece, p in top)] for text, top in zip(prompts, predictions)]
+    rows = [[text, ", ".join(f"{piece} ({p:.2g})" for piece, p in top)] for text, top in zip(prompts, predictions)]
     table = html_table(["prompt", f"top {len(predictions[0])} after {steps_done:,} steps"], rows, align="ll")
 
     record = history[max(steps_done, 1) - 1]  # step 1's running loss is the untrained model's first loss
