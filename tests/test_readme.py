@@ -13,3 +13,103 @@ def test_readme_python_example_runs():
     assert scope["count_parameters"](scope["cfg"])["total"] == 109_482_240
     assert tuple(scope["out"].last_hidden_state.shape) == (1, 16, 384)
     assert tuple(scope["out"].pooler_output.shape) == (1, 384)
+
+
+# --- the README's result figures against the last book build ------------------------------------------------
+# Each phrase of the README's results, written with the glue keys of the pretraining chapter that compute it.
+# A key the last build did not record (a build older than the key) matches anything, so the phrase is
+# checked on what that build has; a key it recorded must match to the printed precision.
+RESULT_PHRASES = [
+    "| MLM top-1 {ch10_mlm_accuracy:.3f}, NSP {ch10_nsp_accuracy:.3f} | {ch10_mlm_unigram_baseline:.3f} (always "
+    "{ch10_top_token}), {ch10_nsp_majority_baseline:.3f} (majority) | {ch10_seconds:.0f} s |",
+    "| `docstring_topics`, accuracy | majority {ch10_base_docstring_topics_majority:.3f}, bag of words "
+    "{ch10_base_docstring_topics_bag_of_words:.3f} | {ch10_ft_docstring_topics_scratch:.3f} | "
+    "{ch10_ft_docstring_topics_pre:.3f} | |",
+    "| `docstring_topics` with {ch10_few} labels, accuracy (2 seeds) | | | {ch10_few_tiny:.3f} | "
+    "{ch10_few_minilm:.3f} |",
+    "| `code_spans`, span F1 | all O {ch10_base_code_spans_all_O:.3f}, word lookup "
+    "{ch10_base_code_spans_word_lookup:.3f} | {ch10_ft_code_spans_scratch:.3f} | {ch10_ft_code_spans_pre:.3f} | "
+    "{ch10_spans_minilm:.3f} |",
+    "| `function_qa`, exact match | first entry {ch10_base_function_qa_first_entry:.3f}, word overlap "
+    "{ch10_qa_overlap:.3f} | {ch10_ft_function_qa_scratch:.3f} | {ch10_ft_function_qa_pre:.3f} | |",
+    "batch {ch10_minilm_batch}, {ch10_minilm_epochs} epochs)",
+    "bidirectional {ch10_e1_bi_right:.3f} against causal {ch10_e1_causal_right:.3f} (chance {ch10_e1_chance:.3f})",
+    "piece {ch10_e2_copy_8:.3f} of the time against {ch10_e2_copy_1:.3f} for 100% `[MASK]`",
+    "held-out MLM {ch10_e3_5:.3f} / {ch10_e3_15:.3f} / {ch10_e3_40:.3f}",
+    "MLM + NSP {ch10_e4_nsp:.3f} against MLM only {ch10_e4_mlm:.3f}",
+    "with {ch10_e5_small} labels pretrained {ch10_e5_pre_small:.3f} against scratch {ch10_e5_scr_small:.3f}, with "
+    "{ch10_e5_large} labels {ch10_e5_pre_large:.3f} against {ch10_e5_scr_large:.3f}",
+]
+BUILD = README.parent / "_build" / "jupyter_execute" / "chapters"
+FIELD = re.compile(r"\{(\w+)(?::([^}]*))?\}")
+
+
+def recorded_figures(path: Path) -> dict:
+    """The values a build glued (myst-nb's NAME.glue.json): numbers as numbers, Markdown as its text."""
+    import ast
+    import json
+
+    out = {}
+    for key, output in json.loads(path.read_text(encoding="utf-8")).items():
+        data = output.get("data", {})
+        if "text/markdown" in data:
+            out[key] = data["text/markdown"]
+            continue
+        try:
+            out[key] = ast.literal_eval(data.get("text/plain", ""))
+        except (ValueError, SyntaxError):
+            continue
+    return out
+
+
+def phrase_pattern(phrase: str, figures: dict) -> tuple[re.Pattern, list[str]]:
+    """A regex for the phrase: recorded keys rendered, unrecorded ones free. Returns it and the free keys."""
+    parts, free, pos = [], [], 0
+    for m in FIELD.finditer(phrase):
+        parts.append(re.escape(phrase[pos:m.start()]))
+        key, spec = m.group(1), m.group(2) or ""
+        if key in figures:
+            parts.append(re.escape(format(figures[key], spec)))
+        else:
+            parts.append(r"[^|]*?")
+            free.append(key)
+        pos = m.end()
+    parts.append(re.escape(phrase[pos:]))
+    return re.compile("".join(parts)), free
+
+
+def readme_mismatches(readme_text: str, figures: dict) -> list[str]:
+    flat = " ".join(readme_text.split())
+    bad = []
+    for phrase in RESULT_PHRASES:
+        pattern, _ = phrase_pattern(" ".join(phrase.split()), figures)
+        if not pattern.search(flat):
+            bad.append(FIELD.sub(lambda m: format(figures[m.group(1)], m.group(2) or "")
+                                 if m.group(1) in figures else m.group(0), phrase))
+    return bad
+
+
+def test_readme_results_match_the_last_book_build():
+    """README's pretraining, fine-tuning and experiment figures are those the last book build recorded."""
+    import pytest
+
+    builds = sorted(BUILD.glob("*_pretraining.glue.json"))
+    if not builds:
+        pytest.skip("no book build here (_build/jupyter_execute): nothing recorded to compare the README with")
+    figures = recorded_figures(builds[-1])
+    assert "ch10_mlm_accuracy" in figures, f"{builds[-1]} holds no pretraining figures"
+    bad = readme_mismatches(README.read_text(encoding="utf-8"), figures)
+    assert not bad, ("README.md disagrees with the last book build; with that build's figures it would read:\n"
+                     + "\n".join(bad))
+
+
+def test_the_readme_check_catches_a_drift():
+    """The comparison itself: a changed figure is caught, an unrecorded key is free, formats are applied."""
+    text = "| MLM top-1 0.289, NSP 0.674 | 0.044 (always `.`), 0.528 (majority) | 211 s |"
+    figures = {"ch10_mlm_accuracy": 0.28935, "ch10_nsp_accuracy": 0.67385, "ch10_mlm_unigram_baseline": 0.04388,
+               "ch10_top_token": "`.`", "ch10_nsp_majority_baseline": 0.52830, "ch10_seconds": 211.2}
+    assert phrase_pattern(" ".join(RESULT_PHRASES[0].split()), figures)[0].search(text)
+    assert not phrase_pattern(" ".join(RESULT_PHRASES[0].split()), {**figures, "ch10_seconds": 353.0})[0].search(text)
+    pattern, free = phrase_pattern(" ".join(RESULT_PHRASES[0].split()), {k: v for k, v in figures.items()
+                                                                         if k != "ch10_seconds"})
+    assert free == ["ch10_seconds"] and pattern.search(text)
