@@ -271,3 +271,15 @@ def test_library_methods_are_shown_without_their_class_indent():
         for block in re.findall(r"^```\{literalinclude\}.*?^```", text, flags=re.S | re.M):
             if re.search(r"^:pyobject: \w+\.\w+", block, flags=re.M):
                 assert re.search(r"^:dedent:", block, flags=re.M), f"{page}: add :dedent: to\n{block}"
+
+
+def test_no_glue_key_is_glued_twice():
+    """A key glued twice on one page is a build warning (and -W fails the build): course.terms' BERT-Base values
+    are glued once per page, and each literal key once."""
+    for page in [*chapters(), "glossary", "intro"]:
+        text = (ROOT / f"{page}.md").read_text(encoding="utf-8")
+        calls = re.findall(r"^[^#\n]*\bglue_bert_base\(\)", text, flags=re.M)
+        assert len(calls) <= 1, f"{page} glues the BERT-Base values {len(calls)} times"
+        keys = collections.Counter(re.findall(r"""\bglue\(\s*["']([\w-]+)["']""", text))
+        twice = sorted(k for k, n in keys.items() if n > 1)
+        assert not twice, f"{page} glues these keys more than once: {twice}"
