@@ -68,8 +68,13 @@ def number_after(text: str, label: str) -> float:
 
 # ============================================================================ chapter 6
 @pytest.fixture(scope="module")
-def ch06_demos(tokenizer):
-    return by_id(ch06.static_demos(tokenizer=tokenizer))
+def ch06_model():
+    return ch06.untrained_mlm()
+
+
+@pytest.fixture(scope="module")
+def ch06_demos(tokenizer, ch06_model):
+    return by_id(ch06.static_demos(tokenizer=tokenizer, model=ch06_model))
 
 
 def test_ch06_ids_and_parts(ch06_demos):
@@ -100,8 +105,8 @@ def test_ch06_mask_bug_caption_is_the_library_loss(ch06_demos, k):
     assert number_after(caption, "gradient on the unselected:") == 0
 
 
-def test_ch06_masked_word_is_the_loss_at_that_position_only(ch06_demos, tokenizer):
-    model = ch06.untrained_mlm()
+def test_ch06_masked_word_is_the_loss_at_that_position_only(ch06_demos, ch06_model, tokenizer):
+    model = ch06_model
     enc = tokenizer(ch06.MASKED_SENTENCE, return_tensors="pt")
     ids = enc["input_ids"]
     V = tokenizer.vocab_size
@@ -125,13 +130,12 @@ def test_ch06_masked_word_is_the_loss_at_that_position_only(ch06_demos, tokenize
         ch06.mask_one_word(model, tokenizer, ch06.MASKED_SENTENCE, 0)  # [CLS] is not a word
 
 
-def test_ch06_untrained_head_leaves_the_global_generator_alone():
+def test_ch06_untrained_head_leaves_the_global_generator_alone(ch06_model):
     torch.manual_seed(123)
     before = torch.random.get_rng_state()
-    a = ch06.untrained_mlm()
+    again = ch06.untrained_mlm()
     assert torch.equal(torch.random.get_rng_state(), before)
-    b = ch06.untrained_mlm()
-    assert torch.equal(a.cls.predictions.transform.dense.weight, b.cls.predictions.transform.dense.weight)
+    assert torch.equal(again.cls.predictions.transform.dense.weight, ch06_model.cls.predictions.transform.dense.weight)
 
 
 # ============================================================================ chapter 7
@@ -233,8 +237,13 @@ def test_ch08_loss_caption(ch08_demos, z0, z1, label):
 
 # ============================================================================ chapter 9
 @pytest.fixture(scope="module")
-def ch09_demos(tokenizer):
-    return by_id(ch09.static_demos(tokenizer))
+def ch09_heads():
+    return ch09.fresh_heads()
+
+
+@pytest.fixture(scope="module")
+def ch09_demos(tokenizer, ch09_heads):
+    return by_id(ch09.static_demos(tokenizer, models=ch09_heads))
 
 
 def test_ch09_parts(ch09_demos):
@@ -246,12 +255,12 @@ def test_ch09_parts(ch09_demos):
         assert len(set(captions)) == len(captions)
 
 
-def test_ch09_heads_caption_shapes_parameters_and_answer(ch09_demos, tokenizer):
+def test_ch09_heads_caption_shapes_parameters_and_answer(ch09_demos, ch09_heads, tokenizer):
     qa = ch09.qa_inputs(tokenizer)
     T = len(qa["tokens"])
     H = 384
     formula = ch09.head_parameters_formula(H, num_labels=3)
-    models = ch09.fresh_heads()
+    models = ch09_heads
     shapes = ch09.head_outputs(models, qa["encoding"])
     demo = ch09_demos["ch09-heads"]
     seq = demo.caption(head="sequence classification")
