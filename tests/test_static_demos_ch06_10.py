@@ -353,6 +353,18 @@ def test_ch10_demo_states(tiny_run):
     assert demo.caption(steps_done=0).startswith("before training")
     with pytest.raises(ValueError, match="snapshots"):
         ch10.static_demos(a.history, {})
+
+
+def test_ch10_run_record_round_trips(tiny_run, tmp_path, monkeypatch):
+    """The page test rebuilds chapter 10's demo from the record the chapter leaves: the same states."""
+    _, snapshots, a, _ = tiny_run
+    (direct,) = ch10.static_demos(a.history, snapshots, a.metrics["mlm_unigram_baseline"])
+    path = ch10.save_run_record(a.history, snapshots, a.metrics["mlm_unigram_baseline"], tmp_path / "run.json")
+    monkeypatch.setattr(ch10, "RUN_RECORD", path)
+    (again,) = ch10.static_demos()
+    assert again.payload() == direct.payload()
+    with pytest.raises(FileNotFoundError, match="chapter 10"):
+        ch10.load_run_record(tmp_path / "missing.json")
     with pytest.raises(ValueError, match="MASK"):
         ch10.FillMaskSnapshots(snapshots.tokenizer, every=10, prompts=["no mask here"])
 

@@ -8,9 +8,16 @@ the run's learning curve (``result.history``) and those snapshots into the page'
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import torch
 
 from ..plots import COLORS, html_table
+
+# Where the chapter leaves its run's record (learning curve and snapshots) when it is built, so that the page
+# test and the tests can rebuild the demo's states in Python without training again (_build/ is not committed).
+RUN_RECORD = Path(__file__).resolve().parents[2] / "_build" / "ch10_demo_run.json"
 
 # The chapter's fill-mask prompts ("Fill in the [MASK]"): sentences in the style of the documentation.
 PROMPTS = (
@@ -124,15 +131,47 @@ def checkpoint_state(history: list[dict], snapshots: dict, steps_done: int, prom
     return {"caption": caption, "figure": fig, "html": table}
 
 
-def static_demos(history: list[dict], snapshots: FillMaskSnapshots | dict, mlm_baseline: float | None = None) -> list:
+def save_run_record(history: list[dict], snapshots: FillMaskSnapshots, mlm_baseline: float | None,
+                    path: Path | None = None) -> Path:
+    """Write what the demo is made of (the run's learning curve, the snapshots, the baseline) as JSON
+    (to ``RUN_RECORD`` by default)."""
+    path = RUN_RECORD if path is None else Path(path)
+    record = {"history": history, "prompts": list(snapshots.prompts), "mlm_baseline": mlm_baseline,
+              "snapshots": {str(k): v for k, v in snapshots.snapshots.items()}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record))
+    tmp.replace(path)
+    return path
+
+
+def load_run_record(path: Path | None = None) -> dict:
+    """The record ``save_run_record`` wrote (JSON numbers round-trip exactly, so the states are the same)."""
+    path = RUN_RECORD if path is None else Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: it is written when chapter 10 is executed "
+                                "(build the book, or chapters/10_pretraining.md alone, first)")
+    record = json.loads(path.read_text())
+    record["snapshots"] = {int(k): [[(piece, p) for piece, p in top] for top in v]
+                           for k, v in record["snapshots"].items()}
+    return record
+
+
+def static_demos(history: list[dict] | None = None, snapshots: FillMaskSnapshots | dict | None = None,
+                 mlm_baseline: float | None = None) -> list:
     """The chapter's demo for the static page: a slider over the run's snapshots.
 
     ``history``: ``pretrain(...).history`` (one record per step); ``snapshots``: the ``FillMaskSnapshots``
     passed to ``pretrain`` as ``on_step`` (with the final model recorded), or its ``snapshots`` dict.
-    Unlike chapters 6-9 there is no default: the states are the chapter's run, which only the chapter has."""
+    Called with neither, the demo is rebuilt from the record the chapter's last execution left
+    (``RUN_RECORD``): the states are the chapter's run, which is too long to repeat in a test."""
     from course.static_demo import Slider, StaticDemo
 
     prompts = getattr(snapshots, "prompts", PROMPTS)
+    if history is None and snapshots is None:
+        record = load_run_record()
+        history, snapshots, mlm_baseline = record["history"], record["snapshots"], record["mlm_baseline"]
+        prompts = tuple(record["prompts"])
     snaps = getattr(snapshots, "snapshots", snapshots)
     if not snaps:
         raise ValueError("no snapshots: pass the FillMaskSnapshots given to pretrain(..., on_step=...)")
