@@ -283,3 +283,19 @@ def test_no_glue_key_is_glued_twice():
         keys = collections.Counter(re.findall(r"""\bglue\(\s*["']([\w-]+)["']""", text))
         twice = sorted(k for k, n in keys.items() if n > 1)
         assert not twice, f"{page} glues these keys more than once: {twice}"
+
+
+def test_chapter_links_say_the_number_of_the_chapter_they_open():
+    """{doc}`chapter 5 <05_attention_masks>` must open the chapter whose title is "5. ...", also after the
+    chapters are renumbered."""
+    number = {}
+    for page in chapters():
+        title = re.search(r"^# (\d+)\.", (ROOT / f"{page}.md").read_text(encoding="utf-8"), flags=re.M)
+        if title:
+            number[Path(page).name] = int(title.group(1))
+    for page in [*chapters(), "glossary", "intro", "exercises"]:
+        text = (ROOT / f"{page}.md").read_text(encoding="utf-8")
+        for shown, target in re.findall(r"\{doc\}`(?:[Cc]hapters? )?(\d+) <([^>]+)>`", text):
+            name = Path(target).name
+            if name in number:
+                assert int(shown) == number[name], f"{page}: 'chapter {shown}' links to {target}, chapter {number[name]}"
