@@ -141,8 +141,9 @@ def _copy_plotly(app, exception):
 def setup(app):
     app.connect("config-inited", _static_path)
     app.connect("config-inited", _repository_button)
-    # Early (priority < 500): html-page-context stops at the first handler that returns a template name.
-    app.connect("html-page-context", _page_assets, priority=100)
+    # Late (priority > 500): myst-nb adds a page's widget scripts in its own html-page-context handler (500).
+    # No handler before this one returns a template name (which would stop the event).
+    app.connect("html-page-context", _page_assets, priority=900)
     app.connect("html-page-context", _embed_downloads, priority=100)
     app.connect("html-page-context", _repository_url_in_text, priority=100)
     app.connect("build-finished", _copy_plotly)
