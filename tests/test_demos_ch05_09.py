@@ -19,7 +19,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from bertlib import (  # noqa: E402
     BertConfig,
     BertForQuestionAnswering,
-    BertForSequenceClassification,
     BertForTokenClassification,
     BertModel,
     BertTokenizer,
@@ -475,38 +474,29 @@ def test_qa_inputs_and_random_heads(tokenizer, minilm):
     assert rates["invalid"] > 0.3, "random heads should often fool the naive decoder"
 
 
-@pytest.mark.parametrize("total,warmup,peak", [(100, 10, 5e-5), (939, 93, 2e-5), (10, 0, 3e-5), (5, 1, 1e-4)])
-def test_linear_schedule(total, warmup, peak):
-    lrs = [ch09.linear_schedule(s, total, peak, warmup) for s in range(total + 1)]
-    assert lrs[warmup] == pytest.approx(peak)
-    assert lrs[-1] == pytest.approx(0.0)
-    assert max(lrs) == pytest.approx(peak)
-    assert all(a <= b + 1e-18 for a, b in zip(lrs[:warmup], lrs[1:warmup + 1]))
-    assert all(a >= b - 1e-18 for a, b in zip(lrs[warmup:], lrs[warmup + 1:]))
-    if warmup:
-        assert lrs[0] == 0.0
-
-
-def test_linear_schedule_rejects_bad_arguments():
-    with pytest.raises(ValueError):
-        ch09.linear_schedule(0, 0, 1e-4, 0)
-    with pytest.raises(ValueError):
-        ch09.linear_schedule(0, 10, 1e-4, 11)
-
-
 @pytest.mark.parametrize("n,batch,epochs", [(10_000, 32, 3), (100, 16, 2), (33, 32, 4)])
-def test_schedule_for_matches_transformers(n, batch, epochs):
+def test_schedule_for_is_the_schedule_bertlib_trains_with(n, batch, epochs):
+    """The demo's curve is what bertlib's scheduler hands the optimizer, update by update; transformers'
+    get_linear_schedule_with_warmup is the same curve, one update later during the warm-up."""
     import transformers
+
+    from bertlib.training.loop import make_scheduler
 
     s = ch09.schedule_for(n, batch, epochs, 5e-5)
     assert s["steps_per_epoch"] == math.ceil(n / batch) and s["total_steps"] == s["steps_per_epoch"] * epochs
-    assert s["warmup_steps"] == int(0.1 * s["total_steps"])
-    opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=5e-5)
-    sched = transformers.get_linear_schedule_with_warmup(opt, s["warmup_steps"], s["total_steps"])
-    for step in range(s["total_steps"] + 1):
-        assert opt.param_groups[0]["lr"] == pytest.approx(s["lr"][step], abs=1e-12)
-        opt.step()
-        sched.step()
+    assert s["warmup_steps"] == max(1, round(0.1 * s["total_steps"])) and len(s["lr"]) == s["total_steps"]
+    ours = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=5e-5)
+    theirs = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=5e-5)
+    ours_sched = make_scheduler(ours, s["total_steps"], 0.1)
+    theirs_sched = transformers.get_linear_schedule_with_warmup(theirs, s["warmup_steps"], s["total_steps"])
+    w = s["warmup_steps"]
+    for step in range(s["total_steps"]):
+        assert ours.param_groups[0]["lr"] == pytest.approx(s["lr"][step], abs=1e-15)
+        if step >= w:  # after the warm-up the two agree exactly
+            assert theirs.param_groups[0]["lr"] == pytest.approx(s["lr"][step], abs=1e-15)
+        ours.step(), theirs.step()
+        ours_sched.step(), theirs_sched.step()
+    assert max(s["lr"]) == pytest.approx(5e-5) and s["lr"][w - 1] == pytest.approx(5e-5)
 
 
 def test_paper_grid_matches_sources():
@@ -515,22 +505,6 @@ def test_paper_grid_matches_sources():
     assert grid["batch_size"] == (16, 32) and (min(grid["epochs"]), max(grid["epochs"])) == (2, 4)
     ratios = [ch09.PRETRAINING_LR / lr for lr in grid["learning_rate"]]
     assert max(math.log10(r) for r in ratios) < 1, "fine-tuning lrs are not an order of magnitude smaller"
-
-
-@pytest.mark.parametrize("lr,steps", [(1e-3, 8), (3e-4, 12)])
-def test_finetune_reduces_loss(lr, steps):
-    cfg = BertConfig(vocab_size=60, num_labels=2, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-                     **TINY)
-    torch.manual_seed(0)
-    model = BertForSequenceClassification(cfg)
-    g = torch.Generator().manual_seed(1)
-    batch = {"input_ids": torch.randint(60, (8, 6), generator=g)}
-    labels = torch.tensor([0, 1] * 4)
-    losses = ch09.finetune(model, batch, labels, lr=lr, steps=steps, seed=0)
-    assert len(losses) == steps and losses[-1] < losses[0]
-    again = ch09.finetune(BertForSequenceClassification(cfg), batch, labels, lr=lr, steps=1, seed=0)
-    assert len(again) == 1
-    assert not model.training, "finetune leaves the model in eval mode"
 
 
 def test_ch09_plots_and_demo(tokenizer, minilm):

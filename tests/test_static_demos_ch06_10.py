@@ -309,12 +309,14 @@ def test_ch09_span_caption_is_both_decoders_on_that_head(ch09_demos, ch09_heads,
 def test_ch09_schedule_caption(ch09_demos, batch, lr, epochs):
     total = math.ceil(10_000 / batch) * epochs
     caption = ch09_demos["ch09-schedule"].caption(batch_size=batch, learning_rate=lr, epochs=epochs)
-    assert f"{total:,} steps, {int(total * 0.1):,} of warm-up" in caption
+    warmup = round(total * 0.1)  # bertlib.training.loop.warmup_steps: 10% of the updates, rounded
+    assert f"{total:,} steps, {warmup:,} of warm-up" in caption
     state = ch09_demos["ch09-schedule"].state_at(
         [ch09.PAPER_GRID["batch_size"].index(batch), ch09.PAPER_GRID["learning_rate"].index(lr),
          ch09.PAPER_GRID["epochs"].index(epochs)])
     (trace,) = state["figure"].data
-    assert list(trace.x) == [0, int(total * 0.1), total] and max(trace.y) == pytest.approx(lr)
+    assert list(trace.x) == [0, warmup - 1, total] and max(trace.y) == pytest.approx(lr)
+    assert trace.y[0] == pytest.approx(lr / warmup) and trace.y[-1] == 0.0  # the first update already moves
 
 
 # ============================================================================ chapter 10

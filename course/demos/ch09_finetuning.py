@@ -1,4 +1,4 @@
-"""Chapter 9 demos: the three fine-tuning heads, span decoding, the learning-rate schedule, a tiny run.
+"""Chapter 9 demos: the three fine-tuning heads, span decoding and the learning-rate schedule.
 
 Pure callbacks (tests call them), ``static_demos()`` (the page's demos, every state computed at build
 time) and ``make_demo()`` (the same in JupyterLab). Models and ``decode_span`` come from bertlib; the one
@@ -7,7 +7,6 @@ time) and ``make_demo()`` (the same in JupyterLab). Models and ``decode_span`` c
 from __future__ import annotations
 
 import torch
-from torch import nn
 
 from bertlib import (
     BertForQuestionAnswering,
@@ -16,6 +15,7 @@ from bertlib import (
     count_module_parameters,
     decode_span,
 )
+from bertlib.training.loop import learning_rates, steps_in, warmup_steps
 
 from ..plots import COLORS, html_table
 
@@ -110,43 +110,16 @@ def naive_failure_rate(hidden: torch.Tensor, context_mask: torch.Tensor, n_heads
     return {k: v / n_heads for k, v in counts.items()} | {"n_heads": n_heads}
 
 
-def linear_schedule(step: int, total_steps: int, peak_lr: float, warmup_steps: int) -> float:
-    """BERT's learning rate: linear warm-up from 0 to ``peak_lr``, then linear decay to 0 at ``total_steps``."""
-    if total_steps <= 0 or not 0 <= warmup_steps <= total_steps:
-        raise ValueError("need total_steps > 0 and 0 <= warmup_steps <= total_steps")
-    if step < warmup_steps:
-        return peak_lr * step / warmup_steps
-    return peak_lr * max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
-
-
 def schedule_for(n_examples: int, batch_size: int, epochs: int, peak_lr: float,
                  warmup_fraction: float = 0.1) -> dict:
-    """Steps and the whole learning-rate curve of one fine-tuning run (warm-up over the first 10%, as the
-    original ``run_classifier.py`` does by default)."""
-    steps_per_epoch = -(-n_examples // batch_size)  # ceil
-    total = steps_per_epoch * epochs
-    warmup = int(total * warmup_fraction)
-    return {"steps_per_epoch": steps_per_epoch, "total_steps": total, "warmup_steps": warmup,
-            "lr": [linear_schedule(s, total, peak_lr, warmup) for s in range(total + 1)]}
-
-
-def finetune(model: nn.Module, batch: dict, labels: torch.Tensor, lr: float, steps: int, seed: int = 0,
-             weight_decay: float = 0.01) -> list[float]:
-    """A few full-batch AdamW steps on ``batch``; returns the loss before each step. Dropout stays on
-    (``train()``), seeded, as in real fine-tuning."""
-    torch.manual_seed(seed)
-    model.train()
-    # fused: one kernel for the whole update instead of a loop over tensors; the same numbers, faster on CPU
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, fused=True)
-    losses = []
-    for _ in range(steps):
-        loss = model(**batch, labels=labels).loss
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    model.eval()
-    return losses
+    """Steps and the whole learning-rate curve of one fine-tuning run, exactly as bertlib trains it
+    (``bertlib.training.loop``: warm-up over the first 10%, as the original ``run_classifier.py`` does by
+    default, then linear decay to zero)."""
+    steps_per_epoch = steps_in(n_examples, batch_size, 1)
+    total = steps_in(n_examples, batch_size, epochs)
+    return {"steps_per_epoch": steps_per_epoch, "total_steps": total,
+            "warmup_steps": warmup_steps(total, warmup_fraction),
+            "lr": learning_rates(peak_lr, total, warmup_fraction)}  # one rate per update
 
 
 def fresh_heads(model_dir=None, num_labels: int = 3, seed: int = 0) -> dict:
@@ -246,8 +219,10 @@ def schedule_state(batch_size: int, learning_rate: float, epochs: int, n_example
     import plotly.graph_objects as go
 
     s = schedule_for(n_examples, batch_size, epochs, learning_rate)
-    corners = [0, s["warmup_steps"], s["total_steps"]]
-    fig = go.Figure(go.Scatter(x=corners, y=[s["lr"][k] for k in corners], mode="lines+markers",
+    lr, w = s["lr"], s["warmup_steps"]
+    # the first update, the peak (update w - 1) and zero, reached at update total_steps
+    corners, values = [0, w - 1, s["total_steps"]], [lr[0], lr[w - 1], 0.0]
+    fig = go.Figure(go.Scatter(x=corners, y=values, mode="lines+markers",
                                line=dict(color=COLORS["bert"])))
     fig.update_layout(xaxis=dict(title="step", range=[0, 10_000 / 16 * 4]),
                       yaxis=dict(title="learning rate", range=[0, 5.2e-5], exponentformat="e"), height=280)
