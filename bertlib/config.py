@@ -24,7 +24,7 @@ class BertConfig:
     num_hidden_layers: int = 12
     num_attention_heads: int = 12
     intermediate_size: int = 3072
-    hidden_act: str = "gelu"  # the exact (erf) GELU, as in the original BERT
+    hidden_act: str = "gelu"  # the exact (erf) GELU, as transformers reads the checkpoints (see activations.py)
     hidden_dropout_prob: float = 0.1
     attention_probs_dropout_prob: float = 0.1
     max_position_embeddings: int = 512
