@@ -133,8 +133,8 @@ def caption(cfg: BertConfig) -> str:
             f"{total:,} parameters, {share:.1%} in the word embeddings")
 
 
-SHORT_GROUPS = ("word<br>embeddings", "positions,<br>segments,<br>LayerNorm", "attention", "feed-<br>forward",
-                "pooler")  # GROUPS, short enough for a phone's width
+SHORT_GROUPS = ("word<br>emb.", "pos., seg.,<br>LayerNorm", "attention", "feed-<br>forward",
+               "pooler")  # GROUPS, short enough for a phone's width (the full names are in the hover)
 
 
 def breakdown_plotly(cfg: BertConfig):
