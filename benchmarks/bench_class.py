@@ -6,8 +6,8 @@ A temporary course gets every assignment released. Sixty students submit assignm
 its named mistakes, in turn); one student submits each of the nine assignments. In one run, taking turns
 on the same course:
 
-    1 worker    python -m course.grade 07_masking --workers 1 --force --student <the 60>
-    2 workers   python -m course.grade 07_masking --workers 2 --force --student <the 60>
+    1 worker    python -m course.grade 08_masking --workers 1 --force --student <the 60>
+    2 workers   python -m course.grade 08_masking --workers 2 --force --student <the 60>
     nine        python -m course.grade all --student calib --workers 1    (one notebook of each assignment)
 
 Each command's wall time is timed whole (start-up included). Every submission's time is split (from the
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from nbgrader_harness import Course, assignments, filled, load_mistakes, solution_answers, \
     solution_submission  # noqa: E402
 
-A = "07_masking"
+A = "08_masking"
 CLASS_SIZE = 60
 TARGET_SPEEDUP = 1.7
 STUDENTS, ASSIGNMENTS = 300, 9  # the class to extrapolate to

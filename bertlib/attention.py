@@ -1,4 +1,4 @@
-"""Multi-head self-attention and its masks (chapter 5, "Attention masks"; chapter 1 for the causal mask).
+"""Multi-head self-attention and its masks (chapter 6, "Attention masks"; chapter 1 for the causal mask).
 
 BERT's attention is bidirectional: every token may look at every other real token. Padding positions are
 hidden before the softmax, so they receive exactly zero weight: the eager path adds a very negative number

@@ -1,4 +1,4 @@
-"""BERT's hyper-parameters in one frozen dataclass (chapter 2, "BERT-Base and BERT-Large").
+"""BERT's hyper-parameters in one frozen dataclass (chapter 3, "BERT-Base and BERT-Large").
 
 Field names and defaults are those of ``transformers.BertConfig``, so a ``config.json`` written by
 transformers reads as it is, and one written here loads in transformers.

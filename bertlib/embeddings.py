@@ -1,4 +1,4 @@
-"""The input layer: token + position + segment embeddings, added (chapter 3, "Three embeddings added").
+"""The input layer: token + position + segment embeddings, added (chapter 4, "Three embeddings added").
 
 Each of the three is a learned lookup table of width ``hidden_size``. They are summed, not concatenated,
 so the width stays ``hidden_size`` and every later layer sees one vector per token. Positions are learned

@@ -1,4 +1,4 @@
-"""The Transformer encoder stack and the pooler (chapter 2 counts its parameters; chapter 4 uses the pooler).
+"""The Transformer encoder stack and the pooler (chapter 3 counts its parameters; chapter 5 uses the pooler).
 
 One ``BertLayer`` is attention, then a position-wise feed-forward network of width ``intermediate_size``
 (4H), each followed by residual + LayerNorm. BERT-Base stacks 12 of them, BERT-Large 24.
@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .activations import ACT2FN  # noqa: F401 (also read from here: chapter 2 imports bertlib.encoder.ACT2FN)
+from .activations import ACT2FN  # noqa: F401 (also read from here: chapter 3 imports bertlib.encoder.ACT2FN)
 from .attention import BertAttention
 from .config import BertConfig
 

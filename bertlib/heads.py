@@ -1,4 +1,4 @@
-"""Task heads on top of ``BertModel``: pretraining (chapters 6 and 8) and fine-tuning (chapter 9).
+"""Task heads on top of ``BertModel``: pretraining (chapters 7 and 9) and fine-tuning (chapter 10).
 
 - MLM: a transform (dense, GELU, LayerNorm), then a projection to the vocabulary whose weight *is* the
   word-embedding matrix (tied) plus a bias per word. The loss counts only labelled positions (``IGNORE_INDEX``, -100 = skip).
@@ -70,7 +70,7 @@ def mlm_loss(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch: int
     by it: the number of labels in the whole batch when this is a slice of it (another process's rows under
     DDP, or a micro-batch of gradient accumulation), so that the slices' losses add up to the whole batch's
     mean. A batch with no label at all then has loss 0.
-    (Multiplying an already mean-reduced loss by a mask does *not* do this: chapter 6 shows why.)
+    (Multiplying an already mean-reduced loss by a mask does *not* do this: chapter 7 shows why.)
     """
     logits, labels = logits.reshape(-1, logits.size(-1)), labels.reshape(-1)
     if num_items_in_batch is None:
@@ -241,7 +241,7 @@ class _ClassifierBase(BertPreTrainedModel):
 
 
 class BertForSequenceClassification(_ClassifierBase):
-    """One label per input: a linear layer on the pooled [CLS] vector (chapter 4 and chapter 9)."""
+    """One label per input: a linear layer on the pooled [CLS] vector (chapter 5 and chapter 10)."""
 
     def __init__(self, config: BertConfig):
         super().__init__(config, add_pooling_layer=True)

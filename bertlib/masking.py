@@ -1,6 +1,6 @@
 """Masked-language-model inputs: pick 15% of the tokens, then 80/10/10.
 
-Book: chapter 6 ("Masked language modelling") calls it; chapter 7 ("15% and 80/10/10") explains it.
+Book: chapter 7 ("Masked language modelling") calls it; chapter 8 ("15% and 80/10/10") explains it.
 
 BERT masking comes in two variants, and this module implements the second one:
 

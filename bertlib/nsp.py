@@ -1,6 +1,6 @@
 """Next-sentence-prediction pairs: ``[CLS] A [SEP] B [SEP]``, half of them with B from another document.
 
-Book: chapter 8 ("Next sentence prediction").
+Book: chapter 9 ("Next sentence prediction").
 
 A readable port of ``create_instances_from_document`` in google-research/bert's
 ``create_pretraining_data.py``, without the masking (``bertlib.masking`` masks at batch time), the

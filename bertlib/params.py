@@ -1,4 +1,4 @@
-"""Counting BERT's parameters in closed form, component by component (chapter 2, "BERT-Base and BERT-Large").
+"""Counting BERT's parameters in closed form, component by component (chapter 3, "BERT-Base and BERT-Large").
 
 With V = vocab_size, P = max_position_embeddings, S = type_vocab_size, H = hidden_size,
 I = intermediate_size, L = num_hidden_layers (a Linear(a, b) has a*b weights and b biases, a LayerNorm

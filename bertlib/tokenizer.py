@@ -1,6 +1,6 @@
 """BERT's WordPiece tokenizer: text -> [CLS] A [SEP] B [SEP] ids, and back.
 
-Chapter 4 explains it: "[CLS] and [SEP]" for the input format and segment ids, and the WordPiece section
+Chapter 5 explains it: "[CLS] and [SEP]" for the input format and segment ids, and the WordPiece section
 for how words are cut into vocabulary pieces. The rules are those of the original google-research/bert
 `tokenization.py`, with transformers' changes (NFC normalisation, a 100-character word limit, special
 tokens written in the text kept whole), so ids equal `transformers.BertTokenizerLegacy`'s.

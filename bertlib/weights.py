@@ -1,4 +1,4 @@
-"""Reading and writing checkpoints in transformers' layout (chapter 2 loads the real MiniLM weights).
+"""Reading and writing checkpoints in transformers' layout (chapter 3 loads the real MiniLM weights).
 
 bertlib's module names are transformers' own, so a checkpoint loads key by key. The few differences
 that real checkpoints have are handled here and nowhere else:

@@ -1,6 +1,6 @@
 """A second process for the book's long runs, so that on a two-core machine both cores work.
 
-Chapter 10 starts experiments 1 to 4 and the MiniLM fine-tuning here before the default pretraining run:
+Chapter 11 starts experiments 1 to 4 and the MiniLM fine-tuning here before the default pretraining run:
 one core pretrains while the other experiments (each run is single-threaded).
 """
 from __future__ import annotations

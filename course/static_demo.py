@@ -2,7 +2,7 @@
 JavaScript, with no kernel and no network.
 
     from course.static_demo import StaticDemo, Slider, Select, Buttons
-    StaticDemo(demo_id="ch05-padding",
+    StaticDemo(demo_id="ch06-padding",
                controls=[Slider("n_pad", "padding tokens", values=[0, 1, 2, 3]),
                          Select("mask", "mask", options=["on", "off"])],
                state=callable)            # state(n_pad=..., mask=...) -> {"caption": str, "figure"?, "html"?}
@@ -130,7 +130,7 @@ class StaticDemo:
     def __init__(self, demo_id: str, controls: Sequence[_Control], state: Callable[..., dict],
                  title: str | None = None):
         if not _ID.match(demo_id):
-            raise ValueError(f"demo_id {demo_id!r} must be lowercase and start with chNN- (e.g. 'ch05-padding')")
+            raise ValueError(f"demo_id {demo_id!r} must be lowercase and start with chNN- (e.g. 'ch06-padding')")
         controls = list(controls)
         if not controls:
             raise ValueError(f"{demo_id}: a demo needs at least one control")

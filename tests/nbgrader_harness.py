@@ -52,7 +52,7 @@ if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
 
 def assignments() -> list[str]:
     """Assignment ids: the folders of solutions/ that hold a notebook of the same name.
-    NBGRADER_TEST_ASSIGNMENTS="01_positioning,02_sizes" narrows the list (to work on a few)."""
+    NBGRADER_TEST_ASSIGNMENTS="01_positioning,03_sizes" narrows the list (to work on a few)."""
     found = sorted(p.name for p in SOLUTIONS.iterdir() if (p / f"{p.name}.ipynb").is_file()) if SOLUTIONS.is_dir() else []
     only = [a for a in os.environ.get("NBGRADER_TEST_ASSIGNMENTS", "").split(",") if a]
     return [a for a in found if a in only] if only else found

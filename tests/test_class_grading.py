@@ -37,7 +37,7 @@ import pytest
 
 from nbgrader_harness import REPO, Course, filled, load_mistakes, solution_answers, solution_submission
 
-A = "07_masking"
+A = "08_masking"
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")]
 
 SOLVED = [f"honest_{i:02d}" for i in range(1, 8)]
@@ -47,7 +47,7 @@ HANGS, KILLS, WRITES, PATTERN = "hangs_forever", "kills_its_kernel", "writes_the
 WRITES_GRADEBOOK = '''
 import sqlite3
 for sql in ("update grade set auto_score = 99",
-            "insert into course_grade_done values ('bert-course', '07_masking', 'x', 'x', '2020-01-01', 0, 'x')"):
+            "insert into course_grade_done values ('bert-course', '08_masking', 'x', 'x', '2020-01-01', 0, 'x')"):
     try:
         db = sqlite3.connect("{root}/gradebook.db")
         db.execute(sql)
@@ -472,13 +472,13 @@ def _refused(course: Course, *args, env=None) -> str:
 
 def test_bad_arguments_are_named_before_any_work(released):
     course = released["course"].clone(released["course"].root.with_name("arguments"))
-    assert "no submissions of 07_masking" in _refused(course, A)
+    assert "no submissions of 08_masking" in _refused(course, A)
     course.submit("alice", A, released["honest"]["honest_01"])
     assert "unknown assignment 'nope'" in (said := _refused(course, "nope")) and A in said
     assert "argument --workers: 0 is less than 1" in _refused(course, A, "--workers", "0")
     assert "0 <= K < N" in _refused(course, A, "--shard", "2/2")
     assert "is not K/N" in _refused(course, A, "--shard", "half")
-    assert "no submission of 07_masking by ghost" in _refused(course, A, "--student", "ghost")
+    assert "no submission of 08_masking by ghost" in _refused(course, A, "--student", "ghost")
     no_bwrap = _env(PATH=str(Path(sys.executable).parent))
     said = _refused(course, A, env=no_bwrap)
     assert "sandbox cannot run here" in said and "bubblewrap" in said

@@ -1,4 +1,4 @@
-"""The five experiments of chapter 10 (bertlib.training.experiments) on small budgets: each returns the table the book
+"""The five experiments of chapter 11 (bertlib.training.experiments) on small budgets: each returns the table the book
 plots, the same seed gives the same table (also in the background process the book uses), and the
 cheapest one shows its effect."""
 from __future__ import annotations
@@ -42,7 +42,7 @@ def test_mask_mismatch_scores_both_maskings_on_input_without_mask():
 
 def test_mask_rate_defaults_are_the_rates_the_chapters_name():
     import inspect
-    # chapters 7 and 10 say the experiment compares 5%, 15% and 40%
+    # chapters 8 and 11 say the experiment compares 5%, 15% and 40%
     assert inspect.signature(E.mask_rate).parameters["rates"].default == (0.05, 0.15, 0.40)
 
 

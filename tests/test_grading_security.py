@@ -23,7 +23,7 @@ import pytest
 
 from nbgrader_harness import REPO, Course, filled, read_nb, solution_answers, solution_submission
 
-A = "07_masking"
+A = "08_masking"
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")]
 
 WRONG_SELECT = '''
@@ -58,7 +58,7 @@ except Exception as e:
 import glob
 for path in (glob.glob("{root}/solutions/*/*") + glob.glob("{root}/exercises/*/*") + glob.glob("{root}/submitted/*/*/*")
              + glob.glob("{root}/autograded/*/*/*") + ["{repo}/bertlib/masking.py", "{site}/evil.pth",
-             "{root}/nbgrader_config.py", "./07_masking.ipynb"]):
+             "{root}/nbgrader_config.py", "./08_masking.ipynb"]):
     try:
         with open(path, "a") as f:
             f.write("\\n# tampered\\n")

@@ -69,7 +69,7 @@ def test_sources_and_mistakes_lint():
 
 def test_lint_finds_a_typo_in_a_mistake(tmp_path, monkeypatch):
     pytest.importorskip("pyflakes", reason="pyflakes is in the dev extra")
-    a = "07_masking" if "07_masking" in ASSIGNMENTS else ASSIGNMENTS[0]
+    a = "08_masking" if "08_masking" in ASSIGNMENTS else ASSIGNMENTS[0]
     (tmp_path / a).mkdir()
     (tmp_path / a / f"{a}.py").write_text((SOLUTIONS / a / f"{a}.py").read_text(encoding="utf-8"))
     gid, code = next(iter(builder.read_mistakes(a).values()))["cells"].popitem()

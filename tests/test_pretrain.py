@@ -84,7 +84,7 @@ def test_schedule_warms_up_then_decays_to_zero():
 
 
 def test_learning_rates_are_what_the_scheduler_gives_and_transformers_one_update_later():
-    """Chapter 9 plots learning_rates: exactly the rates make_scheduler sets; transformers'
+    """Chapter 10 plots learning_rates: exactly the rates make_scheduler sets; transformers'
     get_linear_schedule_with_warmup is the same curve, one update later during the warm-up."""
     from bertlib.training.loop import learning_rates, make_optimizer, make_scheduler, warmup_steps
 

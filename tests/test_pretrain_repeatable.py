@@ -1,4 +1,4 @@
-"""Chapter 10 says that, on one thread, the same machine and versions repeat a run exactly; this checks it
+"""Chapter 11 says that, on one thread, the same machine and versions repeat a run exactly; this checks it
 on a short run (the losses of every step and the held-out scores, to the last bit)."""
 import torch
 

@@ -59,7 +59,7 @@ ALLOWED: list[tuple[re.Pattern, str]] = [
      "the masking recipe's probabilities in its definition (0.85 = 1 - 0.15, 0.9 = 0.8 + 0.1)"),
     (re.compile(r"(?<![\d.])-100\b"), "ignore_index, PyTorch's default (the glossary glues it from torch.nn.CrossEntropyLoss)"),
     (re.compile(r"(?<![\d.])(110M|340M)\b"),
-     "the paper's published sizes, used as the models' names (chapter 2 computes the exact counts)"),
+     "the paper's published sizes, used as the models' names (chapter 3 computes the exact counts)"),
     (re.compile(r"(?<![\d.])(512|128)(?![\d.])"), "BERT's two pretraining sequence lengths (paper, appendix A.2); "
      "512 is also BERT's max_position_embeddings"),
     (re.compile(r"(?<![\w.])[01](?!\d|\.\d)"), "0 and 1 as values of a definition: a label, an id, a mask "
@@ -77,40 +77,40 @@ ALLOWED_AT: dict[tuple[str, str], str] = {
     ("chapters/01_positioning.md", "[0.60, 0.80]"): "source 002's rounded figures, checked by the cell above",
     ("chapters/02_encoder_layer.md", "[0.20, 0.40, 0.40]"): "source 002's rounded figures, checked by a cell",
     ("chapters/02_encoder_layer.md", "[0.60, 0.80]"): "source 002's rounded figures, checked by a cell",
-    ("chapters/02_sizes.md", "| 12 layers |"): "the row label of source 000's table, redone exactly beside it",
-    ("chapters/02_sizes.md", "4 \\times 768 \\times 768"): "source 000's rule, quoted; the table below redoes it",
-    ("chapters/02_sizes.md", "2 \\times 768 \\times 3072"): "source 000's rule, quoted; the table below redoes it",
-    ("chapters/02_sizes.md", "30{,}000 \\times H"): "the paper's 30,000-token vocabulary in a mental estimate",
-    ("chapters/02_sizes.md", "with 1 head or 12 has the same count"): "BERT-Base's 12 heads (paper §3); the cell "
+    ("chapters/03_sizes.md", "| 12 layers |"): "the row label of source 000's table, redone exactly beside it",
+    ("chapters/03_sizes.md", "4 \\times 768 \\times 768"): "source 000's rule, quoted; the table below redoes it",
+    ("chapters/03_sizes.md", "2 \\times 768 \\times 3072"): "source 000's rule, quoted; the table below redoes it",
+    ("chapters/03_sizes.md", "30{,}000 \\times H"): "the paper's 30,000-token vocabulary in a mental estimate",
+    ("chapters/03_sizes.md", "with 1 head or 12 has the same count"): "BERT-Base's 12 heads (paper §3); the cell "
      "below computes both counts",
-    ("chapters/03_embeddings.md", "of width 4 and run"): "the width of source 000's four-dimensional example",
-    ("chapters/03_embeddings.md", "| position 5 |"): "source 000's example, checked in the cell",
-    ("chapters/03_embeddings.md", "not at position 5 in sentence B"): "source 000's example, checked in the cell",
-    ("chapters/06_mlm.md", "-\\ln 0.62 \\approx 0.478"): "the sources' worked number, computed beside it",
-    ("chapters/06_mlm.md", "-\\ln 0.01 \\approx 4.6"): "the sources' worked number, computed beside it",
-    ("chapters/06_mlm.md", "-\\ln 0.62 ="): "the sources' worked number, computed by the glue that follows",
-    ("chapters/06_mlm.md", "(say 50)"): "a hypothetical value, for illustration",
-    ("chapters/07_masking.md", "(10 copies with different masks by default"): "create_pretraining_data.py's "
+    ("chapters/04_embeddings.md", "of width 4 and run"): "the width of source 000's four-dimensional example",
+    ("chapters/04_embeddings.md", "| position 5 |"): "source 000's example, checked in the cell",
+    ("chapters/04_embeddings.md", "not at position 5 in sentence B"): "source 000's example, checked in the cell",
+    ("chapters/07_mlm.md", "-\\ln 0.62 \\approx 0.478"): "the sources' worked number, computed beside it",
+    ("chapters/07_mlm.md", "-\\ln 0.01 \\approx 4.6"): "the sources' worked number, computed beside it",
+    ("chapters/07_mlm.md", "-\\ln 0.62 ="): "the sources' worked number, computed by the glue that follows",
+    ("chapters/07_mlm.md", "(say 50)"): "a hypothetical value, for illustration",
+    ("chapters/08_masking.md", "(10 copies with different masks by default"): "create_pretraining_data.py's "
      "--dupe_factor default",
-    ("chapters/07_masking.md", "2,000 draws at a time"): "the live (ipywidgets) demo's draw count, in "
-     "course/demos/ch07_masking.py, not run on the static page",
-    ("chapters/07_masking.md", "later work found higher rates (40%)"): "Wettig et al. (2023), cited in the "
+    ("chapters/08_masking.md", "2,000 draws at a time"): "the live (ipywidgets) demo's draw count, in "
+     "course/demos/ch08_masking.py, not run on the static page",
+    ("chapters/08_masking.md", "later work found higher rates (40%)"): "Wettig et al. (2023), cited in the "
      "chapter's references",
-    ("chapters/08_nsp.md", "a linear layer to 2 logits"): "NSP's two classes, by definition",
-    ("chapters/08_nsp.md", "packs full sentences up to"): "RoBERTa's input format (Liu et al., 2019, §4.2)",
-    ("chapters/09_finetuning.md", "For GLUE it used batches of 32 and 3 epochs"): "the paper's §4.1",
-    ("chapters/09_finetuning.md", "(1e-4 against 2e-5 to 5e-5)"): "the paper's appendix A.2 and A.3; the cell "
+    ("chapters/09_nsp.md", "a linear layer to 2 logits"): "NSP's two classes, by definition",
+    ("chapters/09_nsp.md", "packs full sentences up to"): "RoBERTa's input format (Liu et al., 2019, §4.2)",
+    ("chapters/10_finetuning.md", "For GLUE it used batches of 32 and 3 epochs"): "the paper's §4.1",
+    ("chapters/10_finetuning.md", "(1e-4 against 2e-5 to 5e-5)"): "the paper's appendix A.2 and A.3; the cell "
      "above computes the ratios",
-    ("chapters/09_finetuning.md", "Batch 16 or 32; Adam learning rate 5e-5, 3e-5 or 2e-5; 2, 3 or 4 epochs"):
+    ("chapters/10_finetuning.md", "Batch 16 or 32; Adam learning rate 5e-5, 3e-5 or 2e-5; 2, 3 or 4 epochs"):
         "the paper's fine-tuning grid (appendix A.3), asserted against demo.PAPER_GRID in the chapter",
-    ("chapters/09_finetuning.md", "\\mathcal{N}(0, 0.02)"): "BERT's initializer_range (BertConfig.base())",
-    ("chapters/10_pretraining.md", "| 128 for 90% of the steps, then 512 |"): "the paper's column (appendix A.2)",
-    ("chapters/10_pretraining.md", "| 256 sequences |"): "the paper's column (appendix A.2)",
-    ("chapters/10_pretraining.md", "| 1e-4, 10,000 steps |"): "the paper's column (appendix A.2)",
-    ("chapters/10_pretraining.md", "| N(0, 0.02) |"): "the paper's column (BertConfig.base().initializer_range)",
-    ("chapters/10_pretraining.md", "0.02 suits BERT-Base's width 768"): "BERT-Base's published width and "
+    ("chapters/10_finetuning.md", "\\mathcal{N}(0, 0.02)"): "BERT's initializer_range (BertConfig.base())",
+    ("chapters/11_pretraining.md", "| 128 for 90% of the steps, then 512 |"): "the paper's column (appendix A.2)",
+    ("chapters/11_pretraining.md", "| 256 sequences |"): "the paper's column (appendix A.2)",
+    ("chapters/11_pretraining.md", "| 1e-4, 10,000 steps |"): "the paper's column (appendix A.2)",
+    ("chapters/11_pretraining.md", "| N(0, 0.02) |"): "the paper's column (BertConfig.base().initializer_range)",
+    ("chapters/11_pretraining.md", "0.02 suits BERT-Base's width 768"): "BERT-Base's published width and "
      "initialisation (paper §3, appendix A.2)",
-    ("chapters/10_pretraining.md", "| dropout | 0.1 |"): "the paper's column (appendix A.2)",
+    ("chapters/11_pretraining.md", "| dropout | 0.1 |"): "the paper's column (appendix A.2)",
 }
 
 CITATION = re.compile(r"\b(the paper|paper's|Devlin|et al\.|Table \d|appendix [A-C]|(19|20)\d\d)\b"
@@ -212,7 +212,7 @@ def test_the_checker_finds_typed_numbers(tmp_path):
         "```{dropdown} Why?\nAbout 7 times the work.\n```\n\n"
         "At initialisation the loss is $\\ln V \\approx 10.3$.\n\n"
         "```{code-cell} ipython3\nx = 12345\n```\n\n"
-        "Glued: {glue:text}`ch_x:.3f`, code `x = 768`, in 2019 (section 4.2, Table 5), chapter 8, 80/10/10 "
+        "Glued: {glue:text}`ch_x:.3f`, code `x = 768`, in 2019 (section 4.2, Table 5), chapter 9, 81/10/10 "
         "at 15%, label -100, GPT-1 and SST-2.\n",
         encoding="utf-8")
     global ROOT

@@ -124,7 +124,7 @@ print("source:", "switched off" in inspect.getsource(bertlib.masking.mask_tokens
 
 @pytest.mark.slow
 def test_grading_refuses_without_the_sandbox_unless_told(tmp_path, monkeypatch):
-    a = "07_masking"
+    a = "08_masking"
     course = Course(tmp_path / "course", [a])
     course.generate(a)
     course.submit("alice", a, solution_submission(course, a))

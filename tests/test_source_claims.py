@@ -26,7 +26,7 @@ def chapter_file(rel: str) -> Path | None:
     path = ROOT / rel
     if path.exists():
         return path
-    name = rel.split("/", 1)[1][3:]  # "02_sizes.md" -> "sizes.md"
+    name = rel.split("/", 1)[1][3:]  # "03_sizes.md" -> "sizes.md"
     found = sorted((ROOT / "chapters").glob(f"[0-9][0-9]_{name}"))
     return found[0] if len(found) == 1 else None
 

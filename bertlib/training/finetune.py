@@ -1,7 +1,7 @@
 """Fine-tuning the three heads on the datasets shipped in ``datasets/`` (package data: ``DATA_DIR``), with the
 baselines they must beat.
 
-Book: chapter 9 (the heads) and chapter 10 (pretrained against from scratch, the real MiniLM checkpoint).
+Book: chapter 10 (the heads) and chapter 11 (pretrained against from scratch, the real MiniLM checkpoint).
 
     python -m bertlib.finetune --task docstring_topics --model runs/tiny     # a pretrained tiny BERT
     python -m bertlib.finetune --task code_spans --model scratch             # same architecture, random init

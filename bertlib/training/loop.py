@@ -1,6 +1,6 @@
 """The training toolkit: one optimizer set-up, one learning-rate schedule, one progress bar, one step loop.
 
-Pretraining, fine-tuning, the experiments, chapter 9's schedule plot, chapter 10 and the benchmark all train
+Pretraining, fine-tuning, the experiments, chapter 10's schedule plot, chapter 11 and the benchmark all train
 with these, so a change to how BERT is trained is made once:
 
 * ``make_optimizer``: AdamW, no weight decay on biases and LayerNorm weights, as BERT did;
@@ -136,6 +136,6 @@ def steps_in(n: int, batch_size: int, epochs: int) -> int:
 
 def learning_rates(peak_lr: float, total_steps: int, warmup_fraction: float) -> list[float]:
     """The learning rate of each of ``total_steps`` updates, exactly what ``make_scheduler`` gives the optimizer
-    (chapter 9 plots it)."""
+    (chapter 10 plots it)."""
     warmup = warmup_steps(total_steps, warmup_fraction)
     return [peak_lr * linear_schedule(step, total_steps, warmup) for step in range(total_steps)]

@@ -1,8 +1,8 @@
 """Pretrain a tiny BERT with MLM + NSP on the Python documentation, on a laptop CPU, in a few minutes.
 
-Book: chapter 10 ("Pretraining a tiny BERT end to end").
+Book: chapter 11 ("Pretraining a tiny BERT end to end").
 
-    python -m bertlib.pretrain --out runs/tiny            # the book's run (chapter 10 times it)
+    python -m bertlib.pretrain --out runs/tiny            # the book's run (chapter 11 times it)
     torchrun --nproc-per-node 2 -m bertlib.pretrain ...   # the same run, DistributedDataParallel
 
 The last line printed is a JSON object: held-out ``mlm_accuracy`` and ``nsp_accuracy``, the
@@ -10,7 +10,7 @@ The last line printed is a JSON object: held-out ``mlm_accuracy`` and ``nsp_accu
 ``--out DIR`` writes a checkpoint that ``transformers.BertForPreTraining.from_pretrained(DIR)`` and
 ``transformers.BertTokenizer.from_pretrained(DIR)`` load, plus ``metrics.json`` (the JSON and the curves).
 
-What makes the default run fit on a laptop CPU (chapter 10 measures each on the machine that builds it):
+What makes the default run fit on a laptop CPU (chapter 11 measures each on the machine that builds it):
 
 * The vocabulary. The training text uses only a small share of MiniLM's 30,522 pieces; the run keeps just
   those (``compact_vocabulary``), so the tied embedding/decoder matrix, its projection, gradient and AdamW
@@ -70,7 +70,7 @@ from .loop import make_optimizer, make_scheduler, train_steps
 
 @dataclass(frozen=True)
 class PretrainConfig:
-    """One pretraining run. The defaults are the book's run (chapter 10)."""
+    """One pretraining run. The defaults are the book's run (chapter 11)."""
 
     seed: int = 0
     steps: int = 1800

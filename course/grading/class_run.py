@@ -86,11 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "nbgrader's gradebook (generate_feedback and export read it as usual). Resumable: a rerun\n"
                     "grades only what is not graded yet. docs/class-grading.md: PostgreSQL and shards.",
         epilog="examples:\n"
-               f"  {PROG} 07_masking --workers 2\n"
+               f"  {PROG} 08_masking --workers 2\n"
                f"  {PROG} all --db postgresql+psycopg://grader@dbhost/gradebook --shard 0/4\n"
                "exit status: 0 all graded, 1 some submissions could not be graded (listed), 2 the run could "
                "not start, 130 interrupted")
-    p.add_argument("assignment", help="the assignment id (a folder of solutions/, e.g. 07_masking), or 'all'")
+    p.add_argument("assignment", help="the assignment id (a folder of solutions/, e.g. 08_masking), or 'all'")
     p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1, metavar="N",
                    help="submissions graded at once, each worker with its own sandboxed kernel (default: the CPU "
                         "count, %(default)s here; each needs about 0.6 GB of memory, 2.5 GB at most)")

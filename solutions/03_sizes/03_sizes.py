@@ -1,0 +1,193 @@
+"""Assignment 2 (chapter 3, sizes): BERT's parameter count in closed form, component by component.
+
+The source of 03_sizes.ipynb: `make notebooks` builds it (the format: docs/exercises.md)."""
+
+
+# %% [markdown]
+# # Assignment 2: how many parameters?
+#
+# "BERT-Base has 110M parameters" is a rounded number. You will count them exactly, for *any*
+# configuration, without building the model: a closed form in the config's fields.
+#
+# | symbol | `BertConfig` field | Base |
+# |---|---|---|
+# | V | `vocab_size` | 30522 |
+# | P | `max_position_embeddings` | 512 |
+# | S | `type_vocab_size` | 2 |
+# | H | `hidden_size` | 768 |
+# | I | `intermediate_size` | 3072 |
+# | L | `num_hidden_layers` | 12 |
+#
+# Two counting rules cover everything: `nn.Linear(a, b)` has `a * b` weights **and `b` biases**;
+# `nn.LayerNorm(H)` has `H` weights (gamma) **and `H` biases** (beta). An embedding table of `n` rows is
+# `n * H`. The number of attention heads does not appear anywhere: can you see why?
+#
+# Four parts, each graded on its own. Your functions return Python `int`s. Do not build modules or call
+# bertlib's counting functions: the tests switch them off.
+
+
+# %% setup
+import numbers
+
+import torch
+import bertlib
+from bertlib import BertConfig
+
+# What the tests switch off while your code runs: bertlib's own counting and its modules.
+_BERTLIB_COUNTING = (bertlib.params.count_parameters, bertlib.params.embeddings_breakdown,
+                     bertlib.params.layer_breakdown, bertlib.params.count_module_parameters,
+                     bertlib.params._linear, bertlib.params._layer_norm, bertlib.BertModel,
+                     bertlib.BertForPreTraining, bertlib.BertEmbeddings, bertlib.encoder.BertLayer)
+
+
+def _model_params_with(parts, cfg):
+    # bert_model_params(cfg) while embeddings_params and layer_params are correct ones that look their
+    # counts up in parts = {config: (embeddings, layer)}: how part 3 is tested, so that a mistake in
+    # part 1 or 2 does not cost you twice.
+    global embeddings_params, layer_params
+    yours = globals().get("embeddings_params"), globals().get("layer_params")
+
+    def known(i):
+        def count(c):
+            if c not in parts:
+                raise KeyError(f"this test has no count for {c}: pass bert_model_params' own cfg on")
+            return parts[c][i]
+        return count
+
+    embeddings_params, layer_params = known(0), known(1)
+    try:
+        return bert_model_params(cfg)
+    finally:
+        embeddings_params, layer_params = yours
+
+
+# %% [markdown]
+# ## Part 1: the embeddings (2 points)
+#
+# Three lookup tables (words, positions, segments) and one LayerNorm.
+
+
+# %% solution embeddings
+def embeddings_params(cfg):
+    """Parameters of BertEmbeddings for config cfg."""
+    ### BEGIN SOLUTION
+    H = cfg.hidden_size
+    tables = (cfg.vocab_size + cfg.max_position_embeddings + cfg.type_vocab_size) * H
+    return tables + 2 * H  # LayerNorm: gamma and beta
+    ### END SOLUTION
+
+
+# %% tests test_embeddings points=2
+got = embeddings_params(BertConfig.base())
+assert isinstance(got, numbers.Integral), f"return an int, got {type(got).__name__} {got!r}"
+H = 768
+assert got == 23_837_184, (
+    f"counted {got:,} parameters in BERT-Base's embeddings; expected 23,837,184 "
+    f"(you are off by {got - 23_837_184:,} = {(got - 23_837_184) / H:g} x H)")
+
+
+# %% [markdown]
+# ## Part 2: one encoder layer (3 points)
+#
+# Self-attention (query, key, value), its output projection and LayerNorm; the feed-forward network
+# (H -> I, I -> H) and its LayerNorm. Every `nn.Linear` here has a bias.
+
+
+# %% solution layer
+def layer_params(cfg):
+    """Parameters of one BertLayer."""
+    ### BEGIN SOLUTION
+    H, I = cfg.hidden_size, cfg.intermediate_size
+    attention = 3 * (H * H + H) + (H * H + H) + 2 * H  # Q, K, V, output dense, LayerNorm
+    feed_forward = (H * I + I) + (I * H + H) + 2 * H  # up, down, LayerNorm
+    return attention + feed_forward
+    ### END SOLUTION
+
+
+# %% tests test_layer points=3
+got = layer_params(BertConfig.base())
+assert isinstance(got, numbers.Integral), f"return an int, got {type(got).__name__} {got!r}"
+assert got == 7_087_872, (
+    f"counted {got:,} parameters in one BERT-Base layer; expected 7,087,872 "
+    f"(you are off by {got - 7_087_872:,} = {(got - 7_087_872) / 768:g} x H)")
+
+
+# %% [markdown]
+# ## Part 3: the whole BertModel (2 points)
+#
+# Return a dict with the keys `"embeddings"`, `"encoder"` (all L layers), `"pooler"` (a dense H -> H on
+# the [CLS] vector) and `"total"`. Use your `embeddings_params` and `layer_params`: while this part is
+# tested they are replaced by correct versions, so a mistake in part 1 or 2 does not cost you twice.
+
+
+# %% solution model
+def bert_model_params(cfg):
+    """{"embeddings", "encoder", "pooler", "total"} for BertModel."""
+    ### BEGIN SOLUTION
+    H = cfg.hidden_size
+    counts = {
+        "embeddings": embeddings_params(cfg),
+        "encoder": cfg.num_hidden_layers * layer_params(cfg),
+        "pooler": H * H + H,
+    }
+    counts["total"] = sum(counts.values())
+    return counts
+    ### END SOLUTION
+
+
+# %% tests test_model points=2
+# Parts 1 and 2, correct, for the two configs of this visible test.
+_known = {BertConfig.base(): (23_837_184, 7_087_872), BertConfig.large(): (31_782_912, 12_596_224)}
+got_base = _model_params_with(_known, BertConfig.base())
+got_large = _model_params_with(_known, BertConfig.large())
+assert isinstance(got_base, dict) and set(got_base) == {"embeddings", "encoder", "pooler", "total"}, (
+    f"expected a dict with keys embeddings, encoder, pooler, total; got {got_base!r}")
+expected = {"embeddings": 23_837_184, "encoder": 85_054_464, "pooler": 590_592, "total": 109_482_240}
+for key in expected:
+    assert got_base[key] == expected[key], f"BERT-Base {key}: counted {got_base[key]:,}, expected {expected[key]:,}"
+assert got_large["total"] == 335_141_888, f"BERT-Large: counted {got_large['total']:,}, expected 335,141,888"
+
+
+# %% [markdown]
+# ## Part 4: the pretraining heads (2 points)
+#
+# `BertForPreTraining` adds two heads to BertModel. Return `{"cls.predictions": ..., "cls.seq_relationship": ...}`:
+#
+# - `cls.predictions` (MLM): a transform (dense H -> H, GELU, LayerNorm), then a projection H -> V to the
+#   vocabulary. Its V x H weight **is** the word-embedding matrix (tied: one tensor, already counted in
+#   the embeddings); it adds one bias per word.
+# - `cls.seq_relationship` (NSP): a linear layer H -> 2 on the pooled [CLS] vector.
+
+
+# %% solution heads
+def pretraining_heads_params(cfg):
+    """{"cls.predictions", "cls.seq_relationship"} for BertForPreTraining's heads."""
+    ### BEGIN SOLUTION
+    H, V = cfg.hidden_size, cfg.vocab_size
+    transform = (H * H + H) + 2 * H  # dense + LayerNorm (GELU has no parameters)
+    return {"cls.predictions": transform + V,  # decoder weight tied: only its bias is new
+            "cls.seq_relationship": H * 2 + 2}
+    ### END SOLUTION
+
+
+# %% tests test_heads points=2
+got = pretraining_heads_params(BertConfig.base())
+assert isinstance(got, dict) and set(got) == {"cls.predictions", "cls.seq_relationship"}, (
+    f"expected a dict with keys cls.predictions and cls.seq_relationship; got {got!r}")
+assert got["cls.seq_relationship"] == 1_538, f"NSP head: counted {got['cls.seq_relationship']:,}, expected 1,538"
+assert got["cls.predictions"] == 622_650, (
+    f"MLM head: counted {got['cls.predictions']:,}, expected 622,650 (off by "
+    f"{got['cls.predictions'] - 622_650:,}; V x H = 23,440,896 would mean the tied decoder is counted twice)")
+
+
+# %% [markdown]
+# ## Where the parameters are
+#
+# Run this to see how BERT-Base's 110M parameters split. Almost a quarter sit in the word-embedding
+# table; the twelve layers hold the rest.
+
+
+# %%
+counts = bert_model_params(BertConfig.base())
+for name, n in counts.items():
+    print(f"{name:>10}: {n:>12,}  ({n / counts['total']:.1%})")

@@ -1,0 +1,70 @@
+"""Named wrong answers to 03_sizes, each losing the points of its part only (tests/test_exercises.py).
+
+One `# %%` cell per mistake: the solution cell it rewrites, the graded cells it loses, why, and its
+code (docs/exercises.md); `python tools/build_notebooks.py --lint` checks each in its notebook."""
+
+
+# %% embeddings_without_layernorm cell=embeddings loses=test_embeddings
+# why: the embeddings end with a LayerNorm: 2H more
+def embeddings_params(cfg):
+    return (cfg.vocab_size + cfg.max_position_embeddings + cfg.type_vocab_size) * cfg.hidden_size
+
+
+# %% no_segment_embeddings cell=embeddings loses=test_embeddings
+# why: the segment (token type) table is a third embedding
+def embeddings_params(cfg):
+    H = cfg.hidden_size
+    return (cfg.vocab_size + cfg.max_position_embeddings) * H + 2 * H
+
+
+# %% layer_without_biases cell=layer loses=test_layer
+# why: every nn.Linear has a bias
+def layer_params(cfg):
+    H, I = cfg.hidden_size, cfg.intermediate_size
+    return 4 * H * H + 2 * H * I + 2 * (2 * H)
+
+
+# %% layer_without_layernorms cell=layer loses=test_layer
+# why: each sub-layer ends with residual + LayerNorm: 2 x 2H per layer
+def layer_params(cfg):
+    H, I = cfg.hidden_size, cfg.intermediate_size
+    return 4 * (H * H + H) + (H * I + I) + (I * H + H)
+
+
+# %% feed_forward_square cell=layer loses=test_layer
+# why: the feed-forward network widens to I = intermediate_size, not H
+def layer_params(cfg):
+    H = cfg.hidden_size
+    return 4 * (H * H + H) + 2 * (H * H + H) + 2 * (2 * H)
+
+
+# %% no_pooler cell=model loses=test_model
+# why: BertModel ends with the pooler, a dense H -> H on [CLS]
+def bert_model_params(cfg):
+    counts = {"embeddings": embeddings_params(cfg), "encoder": cfg.num_hidden_layers * layer_params(cfg),
+              "pooler": 0}
+    counts["total"] = sum(counts.values())
+    return counts
+
+
+# %% calls_bertlib cell=model loses=test_model
+# why: calling bertlib's count_parameters is not counting
+def bert_model_params(cfg):
+    return bertlib.count_parameters(cfg)
+
+
+# %% tied_decoder_counted_twice cell=heads loses=test_heads
+# why: the MLM decoder's V x H weight is the word-embedding matrix: counted once, in the embeddings
+def pretraining_heads_params(cfg):
+    H, V = cfg.hidden_size, cfg.vocab_size
+    return {"cls.predictions": (H * H + H) + 2 * H + V * H + V, "cls.seq_relationship": H * 2 + 2}
+
+
+# %% total_as_tensor cell=model loses=test_model
+# why: the counts are Python ints: a 0-d tensor compares equal but is not a count you can format or add up
+def bert_model_params(cfg):
+    H = cfg.hidden_size
+    counts = {"embeddings": embeddings_params(cfg), "encoder": cfg.num_hidden_layers * layer_params(cfg),
+              "pooler": H * H + H}
+    counts["total"] = torch.tensor(list(counts.values())).sum()
+    return counts

@@ -1,0 +1,88 @@
+"""Named wrong answers to 04_embeddings, each losing the points of its part only (tests/test_exercises.py).
+
+One `# %%` cell per mistake: the solution cell it rewrites, the graded cells it loses, why, and its
+code (docs/exercises.md); `python tools/build_notebooks.py --lint` checks each in its notebook."""
+
+
+# %% concatenate_instead_of_add cell=sum loses=test_sum
+# why: the three embeddings are added: the width stays H
+def embedding_sum(emb, input_ids, token_type_ids=None):
+    if token_type_ids is None:
+        token_type_ids = torch.zeros_like(input_ids)
+    positions = torch.arange(input_ids.shape[1]).expand_as(input_ids)
+    return torch.cat([emb.word_embeddings(input_ids), emb.position_embeddings(positions),
+                      emb.token_type_embeddings(token_type_ids)], dim=-1)
+
+
+# %% sinusoidal_positions cell=sum loses=test_sum
+# why: BERT's positions are a learned table, not the Transformer's sinusoids
+def embedding_sum(emb, input_ids, token_type_ids=None):
+    B, T = input_ids.shape
+    H = emb.word_embeddings.embedding_dim
+    if token_type_ids is None:
+        token_type_ids = torch.zeros_like(input_ids)
+    angle = torch.arange(T)[:, None] / 10000 ** (torch.arange(0, H, 2) / H)
+    pe = torch.zeros(T, H)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(angle), torch.cos(angle)
+    return emb.word_embeddings(input_ids) + pe + emb.token_type_embeddings(token_type_ids)
+
+
+# %% forgot_segment_embeddings cell=sum loses=test_sum
+# why: the segment (token type) embedding is the third term
+def embedding_sum(emb, input_ids, token_type_ids=None):
+    positions = torch.arange(input_ids.shape[1])[None, :]
+    return emb.word_embeddings(input_ids) + emb.position_embeddings(positions)
+
+
+# %% no_layernorm cell=forward loses=test_layernorm
+# why: the sum is normalised before anything else sees it
+def embeddings_forward(emb, input_ids, token_type_ids=None):
+    return emb.dropout(embedding_sum(emb, input_ids, token_type_ids))
+
+
+# %% dropout_before_layernorm cell=forward loses=test_dropout
+# why: dropout comes last, on the normalised vectors
+def embeddings_forward(emb, input_ids, token_type_ids=None):
+    return emb.LayerNorm(emb.dropout(embedding_sum(emb, input_ids, token_type_ids)))
+
+
+# %% calls_bertlib cell=forward loses=test_layernorm,test_dropout
+# why: calling BertEmbeddings' own forward is not writing it
+def embeddings_forward(emb, input_ids, token_type_ids=None):
+    return emb(input_ids, token_type_ids)
+
+
+# %% shape_of_concatenation cell=shape loses=test_shape
+# why: added, not concatenated: H wide, not 3H
+def embeddings_output_shape(cfg, batch_size, seq_len):
+    if seq_len > cfg.max_position_embeddings:
+        raise ValueError("too long")
+    return (batch_size, seq_len, 3 * cfg.hidden_size)
+
+
+# %% no_length_limit cell=shape loses=test_shape
+# why: learned positions end at max_position_embeddings
+def embeddings_output_shape(cfg, batch_size, seq_len):
+    return (batch_size, seq_len, cfg.hidden_size)
+
+
+# %% dropout_in_eval cell=forward loses=test_layernorm,test_dropout
+# why: dropout is active in training only: F.dropout drops whatever the module's mode, emb.dropout does not
+def embeddings_forward(emb, input_ids, token_type_ids=None):
+    normalised = emb.LayerNorm(embedding_sum(emb, input_ids, token_type_ids))
+    return torch.nn.functional.dropout(normalised, emb.dropout.p)
+
+
+# %% layer_norm_without_its_weights cell=forward loses=test_layernorm
+# why: emb.LayerNorm has a learned weight and bias: a bare F.layer_norm drops them
+def embeddings_forward(emb, input_ids, token_type_ids=None):
+    summed = embedding_sum(emb, input_ids, token_type_ids)
+    return emb.dropout(torch.nn.functional.layer_norm(summed, summed.shape[-1:], eps=emb.LayerNorm.eps))
+
+
+# %% limit_off_by_one cell=shape loses=test_shape
+# why: a table of P learned positions holds positions 0..P-1: a sequence of exactly P tokens fits
+def embeddings_output_shape(cfg, batch_size, seq_len):
+    if seq_len >= cfg.max_position_embeddings:
+        raise ValueError("too long")
+    return (batch_size, seq_len, cfg.hidden_size)

@@ -1,0 +1,77 @@
+"""Named wrong answers to 05_cls_sep, each losing the points of its part only (tests/test_exercises.py).
+
+One `# %%` cell per mistake: the solution cell it rewrites, the graded cells it loses, why, and its
+code (docs/exercises.md); `python tools/build_notebooks.py --lint` checks each in its notebook."""
+
+
+# %% truncate_from_the_wrong_side cell=single loses=test_single
+# why: BERT keeps the beginning of a sentence, not its end
+def encode_single(ids, max_length):
+    ids = list(ids)
+    ids = ids[max(0, len(ids) - (max_length - 2)):]
+    input_ids = [CLS_ID] + ids + [SEP_ID]
+    n_pad = max_length - len(input_ids)
+    return {"input_ids": input_ids + [PAD_ID] * n_pad, "token_type_ids": [0] * max_length,
+            "attention_mask": [1] * len(input_ids) + [0] * n_pad}
+
+
+# %% special_tokens_masked_out cell=single loses=test_single
+# why: [CLS] and [SEP] are real tokens: attention_mask 1
+def encode_single(ids, max_length):
+    ids = list(ids)[: max_length - 2]
+    input_ids = [CLS_ID] + ids + [SEP_ID]
+    n_pad = max_length - len(input_ids)
+    return {"input_ids": input_ids + [PAD_ID] * n_pad, "token_type_ids": [0] * max_length,
+            "attention_mask": [0] + [1] * len(ids) + [0] + [0] * n_pad}
+
+
+# %% segment_ids_wrong cell=pair loses=test_pair
+# why: the [SEP] that closes B belongs to segment 1
+def encode_pair(ids_a, ids_b, max_length):
+    a, b = list(ids_a), list(ids_b)
+    while len(a) + len(b) > max_length - 3:
+        (a if len(a) > len(b) else b).pop()
+    input_ids = [CLS_ID] + a + [SEP_ID] + b + [SEP_ID]
+    n_pad = max_length - len(input_ids)
+    return {"input_ids": input_ids + [PAD_ID] * n_pad,
+            "token_type_ids": [0] * (len(a) + 2) + [1] * len(b) + [0] + [0] * n_pad,
+            "attention_mask": [1] * len(input_ids) + [0] * n_pad}
+
+
+# %% pair_truncates_only_b cell=pair loses=test_pair
+# why: the original rule cuts the longer of the two, not always B
+def encode_pair(ids_a, ids_b, max_length):
+    a, b = list(ids_a), list(ids_b)
+    while len(a) + len(b) > max_length - 3:
+        (b if b else a).pop()
+    input_ids = [CLS_ID] + a + [SEP_ID] + b + [SEP_ID]
+    n_pad = max_length - len(input_ids)
+    return {"input_ids": input_ids + [PAD_ID] * n_pad,
+            "token_type_ids": [0] * (len(a) + 2) + [1] * (len(b) + 1) + [0] * n_pad,
+            "attention_mask": [1] * len(input_ids) + [0] * n_pad}
+
+
+# %% sep_vector_instead_of_cls cell=head loses=test_head
+# why: the classifier reads the [CLS] vector, not the final [SEP]
+def cls_logits(last_hidden_state, pooler_dense, classifier):
+    return classifier(torch.tanh(pooler_dense(last_hidden_state[:, -1])))
+
+
+# %% mean_vector_instead_of_cls cell=head loses=test_head
+# why: BERT's sentence vector is [CLS]'s, not a mean (which would also average in the padding)
+def cls_logits(last_hidden_state, pooler_dense, classifier):
+    return classifier(torch.tanh(pooler_dense(last_hidden_state.mean(dim=1))))
+
+
+# %% cls_of_first_row_only cell=head loses=test_head
+# why: every sequence of the batch is classified from its own [CLS] vector, not from the first row's
+def cls_logits(last_hidden_state, pooler_dense, classifier):
+    cls = last_hidden_state[0, 0].expand(last_hidden_state.shape[0], -1)
+    return classifier(torch.tanh(pooler_dense(cls)))
+
+
+# %% dropout_at_inference cell=head loses=test_head
+# why: dropout is left out at inference: F.dropout's default training=True makes the logits random
+def cls_logits(last_hidden_state, pooler_dense, classifier):
+    pooled = torch.tanh(pooler_dense(last_hidden_state[:, 0]))
+    return classifier(torch.nn.functional.dropout(pooled, p=0.1))

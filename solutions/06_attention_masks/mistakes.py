@@ -1,0 +1,77 @@
+"""Named wrong answers to 06_attention_masks, each losing the points of its part only (tests/test_exercises.py).
+
+One `# %%` cell per mistake: the solution cell it rewrites, the graded cells it loses, why, and its
+code (docs/exercises.md); `python tools/build_notebooks.py --lint` checks each in its notebook."""
+
+
+# %% minus_infinity cell=padding loses=test_padding
+# why: -inf turns a row that sees nothing into NaN: use the most negative finite value
+def additive_padding_mask(attention_mask, dtype=torch.float32):
+    mask = torch.zeros(attention_mask.shape, dtype=dtype)
+    return mask.masked_fill(attention_mask == 0, float("-inf"))[:, None, None, :]
+
+
+# %% mask_on_queries cell=padding loses=test_padding
+# why: padding is hidden as a key: shape (B, 1, 1, T), not (B, 1, T, 1)
+def additive_padding_mask(attention_mask, dtype=torch.float32):
+    mask = torch.zeros(attention_mask.shape, dtype=dtype)
+    return mask.masked_fill(attention_mask == 0, torch.finfo(dtype).min)[:, None, :, None]
+
+
+# %% padding_not_masked cell=softmax loses=test_softmax
+# why: without the mask, padding takes attention weight
+def masked_softmax(scores, attention_mask):
+    return scores.softmax(dim=-1)
+
+
+# %% mask_added_after_softmax cell=softmax loses=test_softmax
+# why: the mask is added to the scores, before the softmax
+def masked_softmax(scores, attention_mask):
+    return scores.softmax(dim=-1) + additive_padding_mask(attention_mask, scores.dtype)
+
+
+# %% mask_multiplied cell=softmax loses=test_softmax
+# why: multiplying scores by 0 gives exp(0) = 1, not 0: padding still gets weight
+def masked_softmax(scores, attention_mask):
+    return (scores * attention_mask[:, None, None, :]).softmax(dim=-1)
+
+
+# %% causal_mask_in_bert cell=softmax loses=test_softmax
+# why: BERT's attention is bidirectional: only padding is hidden
+def masked_softmax(scores, attention_mask):
+    T = scores.shape[-1]
+    future = torch.ones(T, T, dtype=torch.bool).triu(1)
+    scores = scores.masked_fill(future, torch.finfo(scores.dtype).min)
+    return (scores + additive_padding_mask(attention_mask, scores.dtype)).softmax(dim=-1)
+
+
+# %% padding_ignores_dtype cell=padding loses=test_padding
+# why: the mask is built in the dtype asked for: finfo(float32).min is -inf in float16
+def additive_padding_mask(attention_mask, dtype=torch.float32):
+    mask = torch.zeros(attention_mask.shape)
+    return mask.masked_fill(attention_mask == 0, torch.finfo(torch.float32).min)[:, None, None, :]
+
+
+# %% softmax_fills_minus_inf cell=softmax loses=test_softmax
+# why: -inf instead of finfo.min: a sequence that is all padding gets NaN weights
+def masked_softmax(scores, attention_mask):
+    return scores.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf")).softmax(dim=-1)
+
+
+# %% softmax_mask_in_float32 cell=softmax loses=test_softmax
+# why: the mask must be in the scores' dtype: a float32 mask turns float16 scores into float32 weights
+def masked_softmax(scores, attention_mask):
+    return (scores + additive_padding_mask(attention_mask)).softmax(dim=-1)
+
+
+# %% causal_mask_transposed cell=causal loses=test_causal
+# why: the query (row) i must not see keys (columns) j > i
+def causal_additive_mask(T, dtype=torch.float32):
+    past = torch.ones(T, T, dtype=torch.bool).tril(-1)
+    return torch.zeros(T, T, dtype=dtype).masked_fill(past, torch.finfo(dtype).min)[None, None]
+
+
+# %% calls_bertlib cell=causal loses=test_causal
+# why: calling bertlib's masks is not building one
+def causal_additive_mask(T, dtype=torch.float32):
+    return bertlib.additive_mask(bertlib.causal_visibility(T), dtype)[None, None]

@@ -1,0 +1,121 @@
+"""Named wrong answers to 08_masking, each losing the points of its part only (tests/test_exercises.py).
+
+One `# %%` cell per mistake: the solution cell it rewrites, the graded cells it loses, why, and its
+code (docs/exercises.md); `python tools/build_notebooks.py --lint` checks each in its notebook.
+The mistakes that are wrong only in their labels repeat the correct replacement around them."""
+
+
+# %% same_selection_every_row cell=select loses=test_select
+# why: one random draw per column, shared by every row: each sequence gets the same positions
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    eligible = ~torch.isin(input_ids, torch.tensor(special_ids))
+    draw = torch.rand(input_ids.shape[1], generator=generator)  # (T,): broadcast over the rows
+    return eligible & (draw < mlm_probability)
+
+
+# %% constant_mask_id cell=replace loses=test_replace
+# why: writes id 103 instead of the mask_token_id it is given
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    u = torch.rand(input_ids.shape, generator=generator)
+    random_words = torch.randint(vocab_size, input_ids.shape, generator=generator)
+    inputs = input_ids.clone()
+    to_random = selected & (u >= 0.8) & (u < 0.9)
+    inputs[to_random] = random_words[to_random]
+    inputs[selected & (u < 0.8)] = 103
+    labels = torch.where(selected, input_ids, -100)
+    return inputs, labels
+
+
+# %% random_words_from_a_fixed_vocabulary cell=replace loses=test_replace
+# why: draws random words from BERT's 30522 ids instead of the vocab_size it is given
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    u = torch.rand(input_ids.shape, generator=generator)
+    random_words = torch.randint(30522, input_ids.shape, generator=generator)
+    inputs = input_ids.clone()
+    to_random = selected & (u >= 0.8) & (u < 0.9)
+    inputs[to_random] = random_words[to_random]
+    inputs[selected & (u < 0.8)] = mask_token_id
+    labels = torch.where(selected, input_ids, -100)
+    return inputs, labels
+
+
+# %% corrupts_input_in_place cell=replace loses=test_replace,test_labels
+# why: writes the replacements into input_ids itself, then labels from the corrupted ids
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    u = torch.rand(input_ids.shape, generator=generator)
+    random_words = torch.randint(vocab_size, input_ids.shape, generator=generator)
+    inputs = input_ids  # not a copy
+    to_random = selected & (u >= 0.8) & (u < 0.9)
+    inputs[to_random] = random_words[to_random]
+    inputs[selected & (u < 0.8)] = mask_token_id
+    labels = torch.where(selected, input_ids, -100)
+    return inputs, labels
+
+
+# %% masks_special_tokens cell=select loses=test_select
+# why: [CLS], [SEP] and [PAD] hold no word to predict and are never selected
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    return torch.rand(input_ids.shape, generator=generator) < mlm_probability
+
+
+# %% ignores_generator cell=select loses=test_select
+# why: random numbers from torch's global generator: a seed passed in does not pin the result
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    eligible = ~torch.isin(input_ids, torch.tensor(special_ids))
+    return eligible & (torch.rand(input_ids.shape) < mlm_probability)
+
+
+# %% calls_bertlib_mask_tokens cell=select loses=test_select
+# why: calling bertlib's own masking is not writing it
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    _, labels = bertlib.mask_tokens(input_ids, mask_token_id=MASK, vocab_size=VOCAB_SIZE, special_ids=special_ids,
+                                    mlm_probability=mlm_probability, generator=generator)
+    return labels != -100
+
+
+# %% all_selected_become_mask cell=replace loses=test_replace
+# why: selecting 15% and replacing all of them with [MASK]: no random and no unchanged tokens
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    inputs = input_ids.clone()
+    inputs[selected] = mask_token_id
+    labels = torch.where(selected, input_ids, -100)
+    return inputs, labels
+
+
+# %% 80_10_10_on_all_tokens cell=replace loses=test_replace
+# why: the 80/10/10 draw is applied to every position instead of the selected ones
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    u = torch.rand(input_ids.shape, generator=generator)
+    random_words = torch.randint(vocab_size, input_ids.shape, generator=generator)
+    inputs = input_ids.clone()
+    to_random = (u >= 0.8) & (u < 0.9)
+    inputs[to_random] = random_words[to_random]
+    inputs[u < 0.8] = mask_token_id
+    labels = torch.where(selected, input_ids, -100)
+    return inputs, labels
+
+
+# %% random_tokens_not_labelled cell=replace loses=test_labels
+# why: labels only where [MASK] was put: the random and the unchanged tokens are not predicted
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    u = torch.rand(input_ids.shape, generator=generator)
+    random_words = torch.randint(vocab_size, input_ids.shape, generator=generator)
+    inputs = input_ids.clone()
+    to_random = selected & (u >= 0.8) & (u < 0.9)
+    inputs[to_random] = random_words[to_random]
+    inputs[selected & (u < 0.8)] = mask_token_id
+    labels = torch.where(inputs == mask_token_id, input_ids, -100)
+    return inputs, labels
+
+
+# %% labels_after_replacement cell=replace loses=test_labels
+# why: the labels are taken from the corrupted inputs: the model is asked to predict [MASK]
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    u = torch.rand(input_ids.shape, generator=generator)
+    random_words = torch.randint(vocab_size, input_ids.shape, generator=generator)
+    inputs = input_ids.clone()
+    to_random = selected & (u >= 0.8) & (u < 0.9)
+    inputs[to_random] = random_words[to_random]
+    inputs[selected & (u < 0.8)] = mask_token_id
+    labels = torch.where(selected, inputs, -100)
+    return inputs, labels
