@@ -34,3 +34,35 @@ def test_documented_command_runs_the_training_module(name):
     alias = importlib.import_module(f"bertlib.{name}")
     assert alias.main is importlib.import_module(f"bertlib.training.{name}").main
     assert [n for n in vars(alias) if not n.startswith("__")] == ["main"]
+
+
+def test_pretrain_options_are_generated_from_its_config():
+    """Each field of PretrainConfig made with ``cli.option`` is an option (the one place to add one): no
+    option given, the config is the book's run; each option given alone reaches its field and no other."""
+    import dataclasses
+
+    from bertlib.training.pretrain import PretrainConfig, parse_args
+
+    options = [f for f in dataclasses.fields(PretrainConfig) if "cli" in f.metadata]
+    assert len(options) >= 20
+    assert parse_args([])[0] == PretrainConfig()
+    default = PretrainConfig()
+    for f in options:
+        spec = f.metadata["cli"]
+        flag = spec["flag"] or "--" + f.name.replace("_", "-")
+        if spec["action"]:
+            argv, expected = [flag], not f.default
+        elif f.name == "vocab":
+            argv, expected = [flag, "minilm"], "minilm"
+        elif f.name == "device":
+            continue  # the only device every machine has is the default
+        elif isinstance(f.default, int):
+            expected = f.default * 2 or 3
+            argv = [flag, str(expected)]
+        else:
+            expected = f.default / 2 if 0 < f.default <= 1 else f.default * 2 or 0.5
+            argv = [flag, repr(expected)]
+        cfg, _ = parse_args(argv)
+        assert getattr(cfg, f.name) == expected, f"{flag} did not reach PretrainConfig.{f.name}"
+        others = {k: v for k, v in dataclasses.asdict(cfg).items() if k != f.name}
+        assert others == {k: v for k, v in dataclasses.asdict(default).items() if k != f.name}, flag

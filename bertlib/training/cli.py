@@ -30,6 +30,21 @@ def _float(text: str) -> float:
     return value
 
 
+def integer(text: str) -> int:
+    """Any integer (a seed)."""
+    return _int(text)
+
+
+def one_of(*choices: str):
+    """A type that accepts only ``choices``, naming them when it refuses."""
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise argparse.ArgumentTypeError(f"must be one of {', '.join(choices)}, got {text!r}")
+        return text
+    parse.__name__ = "one of " + "/".join(choices)
+    return parse
+
+
 def positive_int(text: str) -> int:
     value = _int(text)
     if value <= 0:
@@ -106,3 +121,50 @@ def available_devices() -> list[str]:
 def _first_line(error: BaseException) -> str:
     text = str(error).strip() or type(error).__name__
     return text.splitlines()[0]
+
+
+# ----------------------------------------------------------------------------- options from a config dataclass
+def option(default, help: str, *, type=None, flag: str | None = None, none_as=None, unset_default: bool = False,
+           action: str | None = None):
+    """A field of a run's config dataclass that is also a command-line option: the one place to add one.
+
+    ``flag`` defaults to the field's name with dashes (``batch_size`` -> ``--batch-size``); ``type`` is one of
+    the checking types above; ``none_as`` is the command-line value that stands for the field's None (0 for
+    "no long phase", "torch's default threads"); ``unset_default`` leaves the option's default None, for a
+    field whose default depends on other options; ``action`` ``store_true``/``store_false`` makes a switch.
+    """
+    import dataclasses
+
+    spec = dict(help=help, type=type, flag=flag, none_as=none_as, unset_default=unset_default, action=action)
+    return dataclasses.field(default=default, metadata={"cli": spec})
+
+
+def add_config_options(parser: argparse.ArgumentParser, config_class) -> None:
+    """One option per field of ``config_class`` made with ``option()``, in the fields' order."""
+    import dataclasses
+
+    for f in dataclasses.fields(config_class):
+        spec = f.metadata.get("cli")
+        if spec is None:
+            continue
+        flag = spec["flag"] or "--" + f.name.replace("_", "-")
+        if spec["action"]:
+            parser.add_argument(flag, dest=f.name, action=spec["action"], help=spec["help"])
+            continue
+        default = None if spec["unset_default"] else f.default
+        if default is None and spec["none_as"] is not None:
+            default = spec["none_as"]
+        parser.add_argument(flag, dest=f.name, type=spec["type"], default=default, help=spec["help"])
+
+
+def config_from_args(config_class, args: argparse.Namespace, **values):
+    """``config_class`` with every option's parsed value (``none_as`` read back as None); ``values`` win."""
+    import dataclasses
+
+    for f in dataclasses.fields(config_class):
+        spec = f.metadata.get("cli")
+        if spec is None or f.name in values:
+            continue
+        value = getattr(args, f.name)
+        values[f.name] = None if spec["none_as"] is not None and value == spec["none_as"] else value
+    return config_class(**values)

@@ -68,48 +68,71 @@ from .corpus import corpus_fingerprint, load_documents, split_documents
 from .loop import make_optimizer, make_scheduler, train_steps
 
 
+_PAIR = " ([CLS] A [SEP] B [SEP] takes 5 positions)"
+
+
 @dataclass(frozen=True)
 class PretrainConfig:
-    """One pretraining run. The defaults are the book's run (chapter 11)."""
+    """One pretraining run. The defaults are the book's run (chapter 11).
 
-    seed: int = 0
-    steps: int = 1800
-    batch_size: int = 64
-    seq_len: int = 32
+    A field made with ``cli.option`` is also an option of ``python -m bertlib.pretrain`` (its flag, checking
+    type and help are here, once); the others are set from Python only."""
+
+    seed: int = cli.option(0, "seeds the weights, the batches and the masking", type=cli.integer)
+    steps: int = cli.option(1800, "optimizer steps", type=cli.positive_int)
+    batch_size: int = cli.option(64, "global batch, split over processes", type=cli.positive_int)
+    seq_len: int = cli.option(32, "pieces per pair in the short phase", type=cli.int_at_least(5, _PAIR))
     # BERT's own schedule (paper, appendix A.2): most steps on short sequences, the last ones on long
     # sequences so that the later position embeddings get trained too. The long batches hold as many
     # tokens as the short ones. None: one length throughout.
-    long_seq_len: int | None = 64
-    long_fraction: float = 0.25
-    lr: float = 3e-3
-    warmup_fraction: float = 0.06
-    weight_decay: float = 0.01
-    max_grad_norm: float = 1.0
+    long_seq_len: int | None = cli.option(
+        64, "train the last --long-fraction of the steps on sequences this long (0: never)",
+        type=cli.non_negative_int, none_as=0)
+    long_fraction: float = cli.option(0.25, "share of the steps on --long-seq-len", type=cli.probability)
+    lr: float = cli.option(3e-3, "peak learning rate of AdamW", type=cli.positive_float)
+    warmup_fraction: float = cli.option(0.06, "share of the steps spent warming up", type=cli.probability,
+                                        flag="--warmup")
+    weight_decay: float = cli.option(0.01, "AdamW weight decay (not on biases, LayerNorm)",
+                                     type=cli.non_negative_float)
+    max_grad_norm: float = cli.option(1.0, "gradient clipping", type=cli.positive_float)
     # the model
-    hidden_size: int = 128
-    num_hidden_layers: int = 2
-    num_attention_heads: int = 4
-    intermediate_size: int = 512
-    dropout: float = 0.0
-    initializer_range: float = 0.05  # BERT's 0.02 is for width 768; a width-128 model learns faster from 0.05
-    causal: bool = False  # a GPT-style mask: each token sees only its left (experiment 1)
+    hidden_size: int = cli.option(128, "width H", type=cli.positive_int)
+    num_hidden_layers: int = cli.option(2, "encoder layers L", type=cli.positive_int, flag="--layers")
+    num_attention_heads: int = cli.option(4, "attention heads A", type=cli.positive_int, flag="--heads")
+    intermediate_size: int = cli.option(512, "feed-forward width", type=cli.positive_int)
+    dropout: float = cli.option(0.0, "dropout on hidden states and attention", type=cli.probability)
+    # BERT's 0.02 is for width 768; a width-128 model learns faster from 0.05
+    initializer_range: float = cli.option(0.05, "std of the initial weights", type=cli.non_negative_float,
+                                          flag="--init-range")
+    # a GPT-style mask: each token sees only its left (experiment 1)
+    causal: bool = cli.option(False, "left-to-right attention (GPT-style), experiment 1", action="store_true")
     # the objectives
-    nsp: bool = True
-    mask_prob: float = 0.25  # mlm_probability; BERT's 15% is for a million steps, see experiment 3
-    mask_replace_prob: float = 0.8  # of the selected: [MASK]; 1.0 = always [MASK] (experiment 2)
-    random_replace_prob: float = 0.1  # of the selected: a random piece; the rest stay unchanged
+    nsp: bool = cli.option(True, "MLM only (experiment 4)", flag="--no-nsp", action="store_false")
+    # mlm_probability; BERT's 15% is for a million steps, see experiment 3
+    mask_prob: float = cli.option(0.25, "share of tokens selected (experiment 3)", type=cli.probability)
+    # of the selected: [MASK]; 1.0 = always [MASK] (experiment 2)
+    mask_replace_prob: float = cli.option(
+        0.8, "share of the selected that become [MASK]; 1.0 = always (experiment 2)", type=cli.probability)
+    # of the selected: a random piece; the rest stay unchanged. On the command line its default follows
+    # --mask-replace-prob (0.1, or what is left of the selected)
+    random_replace_prob: float = cli.option(
+        0.1, "share of the selected replaced by a random piece (default 0.1, or 0 with --mask-replace-prob 1)",
+        type=cli.probability, unset_default=True)
     short_seq_prob: float = 0.1
     # the data
-    vocab: str = "compact"  # "compact" (the corpus's pieces of MiniLM's vocabulary) or "minilm" (all 30,522)
+    vocab: str = cli.option("compact", "compact: the MiniLM pieces the corpus uses; minilm: all 30,522",
+                            type=cli.one_of("compact", "minilm"))
     heldout_fraction: float = 0.1
     max_sentence_tokens: int | None = 24  # longer sentences are cut into parts (see load_pretraining_data)
     eval_mask_prob: float = 0.15
     # running it
-    device: str = "cpu"
-    eval_every: int = 200  # steps between held-out checks on a small subset (the learning curve)
+    device: str = cli.option("cpu", "cpu, cuda, cuda:1, ...", type=str)
+    # steps between held-out checks on a small subset (the learning curve)
+    eval_every: int = cli.option(200, "steps between held-out evaluations", type=cli.non_negative_int)
     # torch.set_num_threads. One thread gives the same numbers on every machine, and on a shared 2-core
     # machine a second thread mostly waits for the first. None leaves torch's default (one per core).
-    threads: int | None = 1
+    threads: int | None = cli.option(1, "torch threads; 0 = torch's default (one per core)",
+                                     type=cli.non_negative_int, none_as=0)
 
     @property
     def max_len(self) -> int:
@@ -609,58 +632,20 @@ def parse_args(argv=None) -> tuple[PretrainConfig, argparse.Namespace]:
     d = PretrainConfig()
     p = argparse.ArgumentParser(prog="python -m bertlib.pretrain", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    pair = " ([CLS] A [SEP] B [SEP] takes 5 positions)"
     p.add_argument("--out", help="save the checkpoint (transformers layout) and metrics.json here")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the checkpoint already in --out (without it, an existing checkpoint is refused)")
-    p.add_argument("--seed", type=int, default=d.seed, help="seeds the weights, the batches and the masking")
-    p.add_argument("--steps", type=cli.positive_int, default=d.steps, help="optimizer steps")
-    p.add_argument("--batch-size", type=cli.positive_int, default=d.batch_size,
-                   help="global batch, split over processes")
-    p.add_argument("--seq-len", type=cli.int_at_least(5, pair), default=d.seq_len,
-                   help="pieces per pair in the short phase")
-    p.add_argument("--long-seq-len", type=cli.non_negative_int, default=d.long_seq_len,
-                   help="train the last --long-fraction of the steps on sequences this long (0: never)")
-    p.add_argument("--long-fraction", type=cli.probability, default=d.long_fraction,
-                   help="share of the steps on --long-seq-len")
-    p.add_argument("--lr", type=cli.positive_float, default=d.lr, help="peak learning rate of AdamW")
-    p.add_argument("--device", default=d.device, help="cpu, cuda, cuda:1, ...")
-    p.add_argument("--threads", type=cli.non_negative_int, default=d.threads,
-                   help="torch threads; 0 = torch's default (one per core)")
-    p.add_argument("--hidden-size", type=cli.positive_int, default=d.hidden_size, help="width H")
-    p.add_argument("--layers", type=cli.positive_int, default=d.num_hidden_layers, help="encoder layers L")
-    p.add_argument("--heads", type=cli.positive_int, default=d.num_attention_heads, help="attention heads A")
-    p.add_argument("--intermediate-size", type=cli.positive_int, default=d.intermediate_size,
-                   help="feed-forward width")
-    p.add_argument("--dropout", type=cli.probability, default=d.dropout, help="dropout on hidden states and attention")
-    p.add_argument("--init-range", type=cli.non_negative_float, default=d.initializer_range,
-                   help="std of the initial weights")
-    p.add_argument("--max-grad-norm", type=cli.positive_float, default=d.max_grad_norm, help="gradient clipping")
-    p.add_argument("--weight-decay", type=cli.non_negative_float, default=d.weight_decay,
-                   help="AdamW weight decay (not on biases, LayerNorm)")
-    p.add_argument("--warmup", type=cli.probability, default=d.warmup_fraction,
-                   help="share of the steps spent warming up")
-    p.add_argument("--causal", action="store_true", help="left-to-right attention (GPT-style), experiment 1")
-    p.add_argument("--no-nsp", action="store_true", help="MLM only (experiment 4)")
-    p.add_argument("--mask-prob", type=cli.probability, default=d.mask_prob,
-                   help="share of tokens selected (experiment 3)")
-    p.add_argument("--mask-replace-prob", type=cli.probability, default=d.mask_replace_prob,
-                   help="share of the selected that become [MASK]; 1.0 = always (experiment 2)")
-    p.add_argument("--random-replace-prob", type=cli.probability, default=None,
-                   help="share of the selected replaced by a random piece (default 0.1, or 0 with --mask-replace-prob 1)")
-    p.add_argument("--vocab", choices=["compact", "minilm"], default=d.vocab,
-                   help="compact: the MiniLM pieces the corpus uses; minilm: all 30,522")
-    p.add_argument("--eval-every", type=cli.non_negative_int, default=d.eval_every,
-                   help="steps between held-out evaluations")
+    cli.add_config_options(p, PretrainConfig)  # every field made with cli.option
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     a = p.parse_args(argv)
 
     # What one option's type cannot see: options together, the machine, the output folder.
     problems = []
     if 0 < a.long_seq_len < 5:
-        problems.append(f"--long-seq-len must be 0 (no long phase) or at least 5{pair}, got {a.long_seq_len}")
-    if a.hidden_size % a.heads:
-        problems.append(f"--hidden-size {a.hidden_size} must be divisible by --heads {a.heads}: each head gets "
+        problems.append(f"--long-seq-len must be 0 (no long phase) or at least 5{_PAIR}, got {a.long_seq_len}")
+    if a.hidden_size % a.num_attention_heads:
+        problems.append(f"--hidden-size {a.hidden_size} must be divisible by --heads {a.num_attention_heads}: "
+                        "each head gets "
                         "hidden-size / heads dimensions")
     if a.mask_prob == 0:
         problems.append("--mask-prob must be above 0: with nothing masked, MLM has nothing to learn")
@@ -684,16 +669,7 @@ def parse_args(argv=None) -> tuple[PretrainConfig, argparse.Namespace]:
     if problems:
         p.error("\n  ".join(problems))
 
-    cfg = PretrainConfig(
-        seed=a.seed, steps=a.steps, batch_size=a.batch_size, seq_len=a.seq_len,
-        long_seq_len=a.long_seq_len or None, long_fraction=a.long_fraction, lr=a.lr, device=a.device,
-        threads=a.threads or None, hidden_size=a.hidden_size, num_hidden_layers=a.layers, num_attention_heads=a.heads,
-        intermediate_size=a.intermediate_size, dropout=a.dropout,
-        initializer_range=a.init_range, warmup_fraction=a.warmup, max_grad_norm=a.max_grad_norm,
-        weight_decay=a.weight_decay, causal=a.causal, nsp=not a.no_nsp,
-        mask_prob=a.mask_prob, mask_replace_prob=a.mask_replace_prob, random_replace_prob=random_replace,
-        vocab=a.vocab, eval_every=a.eval_every,
-    )
+    cfg = cli.config_from_args(PretrainConfig, a, random_replace_prob=random_replace)
     return cfg, a
 
 
