@@ -3,7 +3,8 @@
 # make benchmarks   speed against transformers, as ratios
 # make notebooks    rebuild solutions/<a>/<a>.ipynb from its source solutions/<a>/<a>.py (docs/exercises.md)
 # make exercises    regenerate exercises/ from solutions/ with nbgrader (rebuilds the notebooks first)
-# Both create .venv and install the project into it on first use.
+# make js          Plotly's cartesian bundle for the demos, from npm (make book and make test run it)
+# All of them create .venv and install the project into it on first use.
 VENV    ?= .venv
 PYTHON  ?= python3
 PY      := $(VENV)/bin/python
@@ -13,7 +14,12 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export MPLBACKEND := Agg
 
-.PHONY: book test venv clean benchmarks notebooks exercises
+# Plotly's cartesian bundle for the book's demos, from npm (the plotly wheel's plotly.js version); without npm
+# the book ships the wheel's full bundle instead (course/sphinx_ext.py says which).
+PLOTLY_JS := plotly.js-cartesian-dist-min@4.1.1
+PLOTLY_JS_FILE := $(VENV)/js/node_modules/plotly.js-cartesian-dist-min/plotly-cartesian.min.js
+
+.PHONY: book test venv clean benchmarks notebooks exercises js
 
 venv: $(STAMP)
 
@@ -24,10 +30,14 @@ $(STAMP): pyproject.toml
 	@$(PY) -m course.grading.sandbox || echo "warning: the grading sandbox cannot run here (see above); nbgrader autograde will refuse to grade"
 	touch $(STAMP)
 
-book: $(STAMP)
+js: $(STAMP)
+	@test -f $(PLOTLY_JS_FILE) || npm install --prefix $(VENV)/js --no-audit --no-fund --silent $(PLOTLY_JS) \
+	  || echo "warning: npm could not install $(PLOTLY_JS); the book ships plotly's full bundle (4.8 MB) instead"
+
+book: $(STAMP) js
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 
-test: $(STAMP)
+test: $(STAMP) js
 	$(PY) -m pytest -q
 
 benchmarks: $(STAMP)

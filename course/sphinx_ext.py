@@ -7,8 +7,8 @@
   embed manager and require.js that myst-nb adds to a page whose notebook saved widget state), the saved
   widget state itself, and Thebe (its loader and configuration; the book has no live kernel). The ipywidgets
   demos are for JupyterLab; their cells carry the remove-cell tag.
-- Static demos (course/static_demo.py): copies Plotly's JavaScript from the installed plotly package into
-  _static (nothing third-party is committed) and loads it, with static_demo.js, only on the pages that hold a
+- Static demos (course/static_demo.py): copies Plotly's JavaScript (the cartesian bundle the venv's npm
+  installed, or the full one the plotly wheel ships) into _static (nothing third-party is committed) and loads it, with static_demo.js, only on the pages that hold a
   demo. The file name carries Plotly's version, so browsers cache it across pages and a new Plotly is fetched.
 - Notebook downloads that work from disk: a page with download links embeds the notebooks and
   file_downloads.js saves them when the page is opened as a file (browsers show raw JSON otherwise).
@@ -32,20 +32,38 @@ _DROPPED_TYPES = {"application/vnd.jupyter.widget-state+json", "text/x-thebe-con
 _THEBE_CONFIG = re.compile(r'<script type="text/x-thebe-config">.*?</script>\s*', re.S)
 
 
+# Plotly's cartesian bundle (scatter, bar, heatmap: every trace the demos draw) from npm, 1.5 MB against the
+# full bundle's 4.8 MB. `make venv` installs it into the venv (PLOTLY_JS in the Makefile); without npm the book
+# uses the full bundle the plotly wheel ships. Either one is the plotly.js version the wheel was built for.
+CARTESIAN_JS = Path("js") / "node_modules" / "plotly.js-cartesian-dist-min" / "plotly-cartesian.min.js"
+
+
+def _plotly_js_version(path: Path) -> str | None:
+    match = re.search(r"plotly\.js (?:\([^)]*\) )?v(\d+\.\d+\.\d+)", path.read_text(encoding="utf-8", errors="replace")[:400])
+    return match.group(1) if match else None
+
+
 def plotly_js_path() -> Path:
-    """plotly.min.js as the installed plotly package ships it."""
+    """The Plotly JavaScript the book ships: the venv's cartesian bundle when it is installed and is the version
+    the plotly package was built for, else plotly.min.js as the installed plotly package ships it."""
+    import sys
+
     import plotly
 
-    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: reinstall plotly (pip install -e '.[book]')")
-    return path
+    full = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    if not full.is_file():
+        raise FileNotFoundError(f"{full} is missing: reinstall plotly (pip install -e '.[book]')")
+    cartesian = Path(sys.prefix) / CARTESIAN_JS
+    if cartesian.is_file() and _plotly_js_version(cartesian) == _plotly_js_version(full):
+        return cartesian
+    return full
 
 
 def plotly_js_name() -> str:
-    import plotly
-
-    return f"plotly-{plotly.__version__}.min.js"
+    """The name in _static: the bundle and its version, so a browser caches it across pages and fetches a new one."""
+    path = plotly_js_path()
+    kind = "plotly-cartesian" if path.name == "plotly-cartesian.min.js" else "plotly"
+    return f"{kind}-{_plotly_js_version(path)}.min.js"
 
 
 def _keep(js) -> bool:

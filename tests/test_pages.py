@@ -61,7 +61,8 @@ class Tab:
     def __init__(self, browser, url: str, width: int = 1280, scheme: str = "light"):
         self.context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
         self.page = self.context.new_page()
-        self.external, self.errors = [], []
+        self.external, self.errors, self.requests = [], [], []
+        self.page.on("request", lambda r: self.requests.append(r.url))
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("request", lambda r: None if r.url.startswith(LOCAL) else self.external.append(r.url))
@@ -224,3 +225,38 @@ def test_phone_and_dark_mode(page, width, scheme, book_html, browser, shots):
         assert tab.external == [] and tab.errors == [], (tab.external, tab.errors)
     finally:
         tab.close()
+
+
+# --- page weight --------------------------------------------------------------------------------------------------
+
+FIRST_LOAD_BUDGET = 6_000_000  # bytes a chapter's first load may read (README: "under 6 MB")
+
+
+def test_page_weight_first_load_stays_within_budget(book_html, browser):
+    """Every file a chapter page reads on its first load (HTML, scripts, styles, fonts, images), summed from
+    disk: within the budget, with Plotly's cartesian bundle. Prints each page's weight and its heaviest files."""
+    from course.sphinx_ext import plotly_js_name
+
+    if not plotly_js_name().startswith("plotly-cartesian"):
+        pytest.skip("the book ships plotly's full bundle (npm could not install the cartesian one: make js)")
+    rows = []
+    for page in toc_pages():
+        tab = Tab(browser, page_url(book_html, page))
+        try:
+            tab.page.wait_for_timeout(500)  # deferred scripts load their fonts and images
+            urls = list(tab.requests)
+        finally:
+            tab.close()
+        files = {}
+        for url in urls:
+            if url.startswith("file://"):
+                path = Path(re.sub(r"[?#].*$", "", url[len("file://"):]))
+                if path.is_file():
+                    files[path] = path.stat().st_size
+        total = sum(files.values())
+        heaviest = sorted(files.items(), key=lambda kv: -kv[1])[:3]
+        rows.append((total, page, ", ".join(f"{p.name} {n / 1e6:.1f} MB" for p, n in heaviest)))
+    for total, page, heaviest in sorted(rows, reverse=True):
+        print(f"{page:32s} {total / 1e6:5.2f} MB  ({heaviest})")
+    over = [(page, total) for total, page, _ in rows if total > FIRST_LOAD_BUDGET and page.startswith("chapters/")]
+    assert not over, f"chapter pages over {FIRST_LOAD_BUDGET / 1e6:.0f} MB on first load: {over}"
