@@ -157,6 +157,9 @@ def _copy_plotly(app, exception):
 
 
 def setup(app):
+    # The Plotly file every demo page names: a config value, so that when it changes (make js installed the
+    # cartesian bundle, or plotly was upgraded) Sphinx rewrites every page instead of leaving old names behind.
+    app.add_config_value("course_plotly_js", plotly_js_name(), "html")
     app.connect("config-inited", _static_path)
     app.connect("config-inited", _repository_button)
     # Late (priority > 500): myst-nb adds a page's widget scripts in its own html-page-context handler (500).

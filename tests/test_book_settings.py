@@ -70,11 +70,8 @@ def test_download_links_carry_their_notebooks(tmp_path):
     assert plain["body"] == "<p>no downloads</p>" and added == ["file_downloads.js"]
 
 
-def test_a_page_opened_from_disk_downloads_the_notebook(tmp_path):
+def test_a_page_opened_from_disk_downloads_the_notebook(tmp_path, browser):
     """The script in headless Chromium: a click on a file:// page saves the embedded copy."""
-    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("no Chromium")
     (tmp_path / "_downloads" / "h").mkdir(parents=True)
     content = b'{"cells": [], "nbformat": 4}'
     (tmp_path / "_downloads" / "h" / "x.ipynb").write_bytes(content)
@@ -84,14 +81,13 @@ def test_a_page_opened_from_disk_downloads_the_notebook(tmp_path):
         '<html><body><a class="reference download internal" download="" href="_downloads/h/x.ipynb">x</a>'
         f'<script type="application/json" id="bert-file-downloads">{embedded}</script>'
         '<script src="file_downloads.js"></script></body></html>')
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-        try:
-            page = browser.new_context(accept_downloads=True).new_page()
-            page.goto((tmp_path / "page.html").as_uri())
-            with page.expect_download(timeout=10_000) as download:
-                page.locator("a.reference.download").click()
-            assert download.value.suggested_filename == "x.ipynb"
-            assert Path(download.value.path()).read_bytes() == content
-        finally:
-            browser.close()
+    context = browser.new_context(accept_downloads=True)
+    try:
+        page = context.new_page()
+        page.goto((tmp_path / "page.html").as_uri())
+        with page.expect_download(timeout=10_000) as download:
+            page.locator("a.reference.download").click()
+        assert download.value.suggested_filename == "x.ipynb"
+        assert Path(download.value.path()).read_bytes() == content
+    finally:
+        context.close()

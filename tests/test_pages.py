@@ -26,24 +26,13 @@ from pathlib import Path
 
 import pytest
 
-from test_book import CHROMIUM, CHROMIUM_ARGS, book_html, source_of, toc_pages  # noqa: F401  (book_html: a fixture)
+from test_book import book_html, source_of, toc_pages  # noqa: F401  (book_html: a fixture; browser: conftest's)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = [p for p in toc_pages() if p.startswith("chapters/")]
 LOCAL = ("file://", "data:", "blob:", "about:")
 
 pytestmark = pytest.mark.book
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

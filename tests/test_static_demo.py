@@ -93,12 +93,8 @@ def test_a_state_without_caption_is_refused():
         d.payload()
 
 
-def test_the_page_script_follows_the_controls(tmp_path):
+def test_the_page_script_follows_the_controls(tmp_path, browser):
     """The demo in a real browser, opened from disk with the network blocked."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    chromium = Path("/usr/bin/chromium")
-    if not chromium.exists():
-        pytest.skip("/usr/bin/chromium is missing")
     from course.sphinx_ext import plotly_js_path
 
     d = _demo()
@@ -108,9 +104,9 @@ def test_the_page_script_follows_the_controls(tmp_path):
         '<!doctype html><html data-theme="light"><head><script defer src="plotly.min.js"></script>'
         f'<script defer src="static_demo.js"></script></head><body>{d.to_html()}</body></html>')
     errors, external = [], []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(chromium), args=["--no-sandbox", "--headless"])
-        tab = browser.new_page()
+    context = browser.new_context()
+    try:
+        tab = context.new_page()
         tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         tab.on("pageerror", lambda e: errors.append(str(e)))
 
@@ -140,7 +136,8 @@ def test_the_page_script_follows_the_controls(tmp_path):
         tab.evaluate("document.documentElement.dataset.theme = 'dark'")
         tab.wait_for_timeout(100)
         assert ink() != light, "the figure's text keeps its colour in dark mode"
-        browser.close()
+    finally:
+        context.close()
     assert not external and not errors, (external, errors)
 
 
