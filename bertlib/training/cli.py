@@ -8,6 +8,7 @@ exits with status 2: ``error: argument --steps: must be a positive integer, got 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 
 import torch
@@ -133,7 +134,6 @@ def option(default, help: str, *, type=None, flag: str | None = None, none_as=No
     "no long phase", "torch's default threads"); ``unset_default`` leaves the option's default None, for a
     field whose default depends on other options; ``action`` ``store_true``/``store_false`` makes a switch.
     """
-    import dataclasses
 
     spec = dict(help=help, type=type, flag=flag, none_as=none_as, unset_default=unset_default, action=action)
     return dataclasses.field(default=default, metadata={"cli": spec})
@@ -141,7 +141,6 @@ def option(default, help: str, *, type=None, flag: str | None = None, none_as=No
 
 def add_config_options(parser: argparse.ArgumentParser, config_class) -> None:
     """One option per field of ``config_class`` made with ``option()``, in the fields' order."""
-    import dataclasses
 
     for f in dataclasses.fields(config_class):
         spec = f.metadata.get("cli")
@@ -159,7 +158,6 @@ def add_config_options(parser: argparse.ArgumentParser, config_class) -> None:
 
 def config_from_args(config_class, args: argparse.Namespace, **values):
     """``config_class`` with every option's parsed value (``none_as`` read back as None); ``values`` win."""
-    import dataclasses
 
     for f in dataclasses.fields(config_class):
         spec = f.metadata.get("cli")
