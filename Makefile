@@ -38,7 +38,7 @@ book: $(STAMP) js
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 
 test: $(STAMP) js
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=25
 
 benchmarks: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

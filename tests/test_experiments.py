@@ -32,18 +32,42 @@ def test_same_seed_same_table_also_in_the_background_process():
         assert {k: v for k, v in a.items() if k != "final_loss"} == b
 
 
-def test_mask_mismatch_scores_both_maskings_on_input_without_mask():
-    r = E.mask_mismatch(steps=4, batch_size=16)
-    assert [row["masking"] for row in r["rows"]] == ["80/10/10", "100% [MASK]"]
+def test_mask_mismatch_scores_both_recipes_fine_tuned_feature_based_and_without_mask():
+    r = E.mask_mismatch(steps=4, batch_size=16, match_every=2, train_size=32)
+    assert [(row["masking"], row["steps"]) for row in r["rows"]] == [
+        ("80/10/10", 4), ("80/10/10", r["matched_step"]), ("100% [MASK]", 4)]
+    assert r["matched_step"] in (2, 4)
     for row in r["rows"]:
-        assert all(0.0 <= row[k] <= 1.0 for k in ("copy", "repair", "masked")), row
+        assert all(0.0 <= row[k] <= 1.0 for k in ("copy", "repair", "masked", "fine_tuned", "feature_based")), row
     assert 0.0 < r["baseline"] < 1.0
+
+
+def test_feature_based_fine_tuning_trains_only_the_head(monkeypatch):
+    """feature_based=True: the encoder's weights come out unchanged and its dropout is off; the head learns."""
+    import bertlib.training.finetune as F
+
+    seen = {}
+    real_train_epochs = F.train_epochs
+
+    def spy(model, tensors, **kw):
+        seen["before"] = {k: v.clone() for k, v in model.state_dict().items()}
+        seen["dropout"] = [m.p for m in model.bert.modules() if isinstance(m, torch.nn.Dropout)]
+        out = real_train_epochs(model, tensors, **kw)
+        seen["after"] = model.state_dict()
+        return out
+
+    monkeypatch.setattr(F, "train_epochs", spy)
+    r = F.finetune_task("code_spans", "scratch", train_size=32, epochs=1, baselines=False, feature_based=True, lr=1e-2)
+    assert r["feature_based"] is True
+    changed = {k for k in seen["before"] if not torch.equal(seen["before"][k], seen["after"][k])}
+    assert changed and all(not k.startswith("bert.") for k in changed), changed
+    assert seen["dropout"] and set(seen["dropout"]) == {0.0}
 
 
 def test_mask_rate_defaults_are_the_rates_the_chapters_name():
     import inspect
-    # chapters 8 and 11 say the experiment compares 5%, 15% and 40%
-    assert inspect.signature(E.mask_rate).parameters["rates"].default == (0.05, 0.15, 0.40)
+    # chapters 8 and 11 say the experiment compares 5%, 15%, 25% (the default run's rate) and 40%
+    assert inspect.signature(E.mask_rate).parameters["rates"].default == (0.05, 0.15, 0.25, 0.40)
 
 
 def test_mask_rate_trains_each_rate_and_evaluates_at_15_percent():

@@ -280,17 +280,22 @@ def _entries(context: str) -> list[tuple[str, str, int, int]]:
     return [(m.group(1), m.group(2), m.start(1), m.start(2)) for m in re.finditer(r"(\S+): (.*?)\.(?= |$)", context)]
 
 
+def word_overlap_answer(question: str, context: str) -> tuple[str, dict[str, int]]:
+    """The word-overlap rule for ``function_qa``: the entry sharing most words with the question (its name read
+    also with "_" as spaces), answered with its name for a "Which ..." question, else with its summary.
+    Returns the answer and each entry's number of shared words, by entry name."""
+    q = set(_words(question))
+    entries = _entries(context)
+    shared = {e[0]: len(q & set(_words(e[0] + " " + e[0].replace("_", " ") + " " + e[1]))) for e in entries}
+    best = max(entries, key=lambda e: shared[e[0]])
+    return (best[0] if question.startswith("Which") else best[1]), shared
+
+
 def qa_baselines(train, test) -> dict:
-    """First entry's summary; and word overlap: the entry sharing most words with the question, whose name is
-    the answer to "which function" questions and whose summary is the answer to "what does" questions."""
+    """First entry's summary; and word overlap (``word_overlap_answer``)."""
     answers = [r["answers"]["text"][0] for r in test]
     first = [_entries(r["context"])[0][1] for r in test]
-    overlap = []
-    for r in test:
-        q = set(_words(r["question"]))
-        entries = _entries(r["context"])
-        best = max(entries, key=lambda e: len(q & set(_words(e[0] + " " + e[0].replace("_", " ") + " " + e[1]))))
-        overlap.append(best[0] if r["question"].startswith("Which") else best[1])
+    overlap = [word_overlap_answer(r["question"], r["context"])[0] for r in test]
     return {"first_entry": squad_scores(first, answers), "word_overlap": squad_scores(overlap, answers)}
 
 
@@ -433,8 +438,11 @@ KIND = {"docstring_topics": "classification", "code_spans": "tagging", "function
 def finetune_task(task: str, model: str = "scratch", *, epochs: int | None = None, lr: float | None = None,
              batch_size: int | None = None, max_length: int | None = None, train_size: int | None = None,
              seed: int = 0, tokenizer_dir: str | None = None, data_dir=None, baselines: bool = True,
-             progress: bool = False) -> dict:
-    """Fine-tune one head on one shipped dataset and score it on the held-out split; returns the metrics."""
+             feature_based: bool = False, progress: bool = False) -> dict:
+    """Fine-tune one head on one shipped dataset and score it on the held-out split; returns the metrics.
+
+    ``feature_based``: the pretrained encoder is a fixed feature extractor (frozen, no dropout) and only the
+    new head trains on its last layer, the paper's feature-based use (section 5.3)."""
     t0 = time.perf_counter()
     d = {**DEFAULTS[task], **(MINILM_DEFAULTS if model == "minilm" else {})}
     epochs = d["epochs"] if epochs is None else epochs
@@ -453,6 +461,11 @@ def finetune_task(task: str, model: str = "scratch", *, epochs: int | None = Non
     labels = label_names(train + test) if kind == "classification" else list(TAGS)
     num_labels = len(labels) if kind != "qa" else 2
     net, tok = load_model(kind, model, num_labels, tokenizer_dir, seed, max_length)
+    if feature_based:
+        net.bert.requires_grad_(False)  # make_optimizer leaves out what does not train
+        for module in net.bert.modules():
+            if isinstance(module, torch.nn.Dropout):
+                module.p = 0.0  # fixed features: the same every time they are read
 
     if kind == "classification":
         train_t = encode_classification(train, tok, labels, max_length)
@@ -473,7 +486,7 @@ def finetune_task(task: str, model: str = "scratch", *, epochs: int | None = Non
         base = qa_baselines(train, test) if baselines else None
     return {"task": task, "model": model if model in ("scratch", "minilm") else str(model), "scores": scores,
             "baselines": base, "train_examples": len(train), "test_examples": len(test), "epochs": epochs,
-            "lr": lr, "batch_size": batch_size, "max_length": max_length, "seed": seed,
+            "lr": lr, "batch_size": batch_size, "max_length": max_length, "seed": seed, "feature_based": feature_based,
             "first_loss": losses[0], "last_loss": sum(losses[-5:]) / len(losses[-5:]), "steps": len(losses),
             "seconds": time.perf_counter() - t0, "threads": torch.get_num_threads()}
 

@@ -445,6 +445,9 @@ def _pretrain(cfg, progress, out, data, model, on_step, stop) -> PretrainResult:
 # The held-out pairs a run is scored on, and the prefix of their scores in the learning curve (``history``):
 # the final training length (the headline numbers) and, with a long phase, also the short length.
 HELDOUT_AT = {"final_length": "heldout_", "short_length": "heldout_short_"}
+# The learning curve is scored every ``eval_every`` steps on the first CURVE_PAIRS held-out pairs of each length
+# (cheap, hence a little noisy); the final metrics on all of them.
+CURVE_PAIRS = 256
 
 
 @dataclass
@@ -522,9 +525,9 @@ def _train(run: _Run, progress: bool, on_step, stop) -> list[dict]:
 
     Every process masks the same global batch (same generator) and trains on its slice of the rows. The
     curve holds the running (exponentially averaged) training losses and, every ``eval_every`` steps, the
-    scores on the first 256 held-out pairs of each length (cheap)."""
+    scores on the first ``CURVE_PAIRS`` held-out pairs of each length (cheap)."""
     cfg, world = run.cfg, run.world
-    curve_sets = {name: {k: v[:256].to(run.device) for k, v in pairs.items()} for name, pairs in run.heldout.items()}
+    curve_sets = {name: {k: v[:CURVE_PAIRS].to(run.device) for k, v in pairs.items()} for name, pairs in run.heldout.items()}
     history, running, current = [], {}, {}
     t_train = time.perf_counter()
 
