@@ -1,4 +1,4 @@
-"""Autograde one student's nine notebooks with real nbgrader, and say where the time goes.
+"""Autograde one student's notebooks, one per assignment, with real nbgrader, and say where the time goes.
 
     python benchmarks/bench_autograde.py            # target: <= 60 s in all on a 2-core machine
 

@@ -2,19 +2,19 @@
 
     python benchmarks/bench_class.py              # target: 2 workers >= 1.7x 1 worker, on a 2-core machine
 
-A temporary course gets every assignment released. Sixty students submit assignment 07 (the solution and
-its named mistakes, in turn); one student submits each of the nine assignments. In one run, taking turns
-on the same course:
+A temporary course gets every assignment released. Sixty students submit 08_masking (assignment 8: the
+solution and its named mistakes, in turn); one student submits every assignment, one notebook each. In one
+run, taking turns on the same course:
 
     1 worker    python -m course.grade 08_masking --workers 1 --force --student <the 60>
     2 workers   python -m course.grade 08_masking --workers 2 --force --student <the 60>
-    nine        python -m course.grade all --student calib --workers 1    (one notebook of each assignment)
+    every       python -m course.grade all --student calib --workers 1    (one notebook of each assignment)
 
 Each command's wall time is timed whole (start-up included). Every submission's time is split (from the
 command's --report) into prepare (nbgrader reads and sanitises the submission), kernel (starting the
 sandboxed kernel), imports (the setup cell: torch and bertlib), cells (the student's cells) and grader
-(the hidden tests, calling into the kernel, and nbgrader saving the grades). The nine-assignment run
-gives each assignment's time per notebook, from which a 300-student, nine-assignment class is
+(the hidden tests, calling into the kernel, and nbgrader saving the grades). The run over every assignment
+gives each assignment's time per notebook, from which a 300-student class doing every assignment is
 extrapolated at the measured speed-up.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ from nbgrader_harness import Course, assignments, filled, load_mistakes, solutio
 A = "08_masking"
 CLASS_SIZE = 60
 TARGET_SPEEDUP = 1.7
-STUDENTS, ASSIGNMENTS = 300, 9  # the class to extrapolate to
+STUDENTS = 300  # the class to extrapolate to, each student doing every assignment
 PHASES = ["prepare", "kernel", "imports", "cells", "grader"]
 
 
@@ -122,14 +122,15 @@ def main() -> int:
         course = Course(Path(tmp) / "course", ids)
         course.generate("*")
         expected = build_class(course)
-        the60 = ["--student", *sorted(expected)]  # not calib, who submitted 07 too
+        the60 = ["--student", *sorted(expected)]  # not calib, who submitted A too
         one = timed(course, A, "--workers", "1", "--force", *the60)
         two = timed(course, A, "--workers", "2", "--force", *the60)
-        nine = timed(course, "all", "--student", "calib", "--workers", "1", "--force")
+        every = timed(course, "all", "--student", "calib", "--workers", "1", "--force")
     scaling_after = machine_scaling()
     failures = check_scores(one, expected, "1 worker") + check_scores(two, expected, "2 workers")
-    per_assignment = {r["assignment"]: r["seconds"] for r in nine["results"]}
-    failures += [f"nine: {r['assignment']} {r['status']}" for r in nine["results"] if r["status"] != "graded"]
+    per_assignment = {r["assignment"]: r["seconds"] for r in every["results"]}
+    failures += [f"every assignment: {r['assignment']} {r['status']}" for r in every["results"]
+                 if r["status"] != "graded"]
 
     speedup = one["wall"] / two["wall"]
     grading_speedup = one["grading"] / two["grading"]
@@ -151,7 +152,7 @@ def main() -> int:
         b = breakdown(run["results"])
         print(f"{label:<12}" + "".join(f"{b[p]:9.2f}" for p in PHASES) + f"{b['total']:9.2f}")
 
-    print(f"\none notebook of each assignment, 1 worker ({nine['wall']:.1f} s for the command):")
+    print(f"\none notebook of each assignment, 1 worker ({every['wall']:.1f} s for the command):")
     print("  " + ", ".join(f"{a} {s:.1f} s" for a, s in sorted(per_assignment.items())))
     serial_class = STUDENTS * sum(per_assignment.values())  # one worker, back to back
     start_up = one["wall"] - one["grading"]

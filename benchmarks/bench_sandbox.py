@@ -1,4 +1,4 @@
-"""The sandbox's cost: one student's nine notebooks autograded sandboxed and unsandboxed, side by side.
+"""The sandbox's cost: one student's notebooks, one per assignment, autograded sandboxed and unsandboxed.
 
     python benchmarks/bench_sandbox.py [--rounds 2]      # target: sandboxed <= 1.2x unsandboxed
 
