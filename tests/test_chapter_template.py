@@ -35,11 +35,7 @@ TEMPLATE = ["Intuition", "The formula", "Shapes", "A worked number", "Demo", "Th
 FREE_AFTER, FREE_BEFORE = "A worked number", "Demo"  # chapter-specific sections go between these two
 
 # (chapter file, template section) -> why it is missing and which issue brings it
-EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("chapters/11_pretraining", "Exercise"):
-        "chapter 11 has no graded assignment yet (issue 13, section 2: 'no formula, term table, demo or "
-        "exercise')",
-}
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def chapters() -> list[str]:

@@ -30,14 +30,18 @@ RESULT_PHRASES = [
     "| `docstring_topics` with {ch10_few} labels, accuracy (2 seeds) | | | {ch10_few_tiny:.3f} | "
     "{ch10_few_minilm:.3f} |",
     "| `code_spans`, span F1 | all O {ch10_base_code_spans_all_O:.3f}, word lookup "
-    "{ch10_base_code_spans_word_lookup:.3f} | {ch10_ft_code_spans_scratch:.3f} | {ch10_ft_code_spans_pre:.3f} | "
-    "{ch10_spans_minilm:.3f} |",
-    "| `function_qa`, exact match | first entry {ch10_base_function_qa_first_entry:.3f}, word overlap "
+    "{ch10_base_code_spans_word_lookup:.3f} | {ch10_ft_code_spans_scratch:.3f} | {ch10_ft_code_spans_pre:.3f} | |",
+    "| `code_spans` with {ch10_few} labels, span F1 (seed 0) | | | {ch10_spans_tiny:.3f} | {ch10_spans_minilm:.3f} |",
+    "| `function_qa` ({ch10_qa_train:,} training questions), exact match | first entry "
+    "{ch10_base_function_qa_first_entry:.3f}, word overlap "
     "{ch10_qa_overlap:.3f} | {ch10_ft_function_qa_scratch:.3f} | {ch10_ft_function_qa_pre:.3f} | |",
     "batch {ch10_minilm_batch}, {ch10_minilm_epochs} epochs)",
     "bidirectional {ch10_e1_bi_right:.3f} against causal {ch10_e1_causal_right:.3f} (chance {ch10_e1_chance:.3f})",
-    "piece {ch10_e2_copy_8:.3f} of the time against {ch10_e2_copy_1:.3f} for 100% `[MASK]`",
-    "held-out MLM {ch10_e3_5:.3f} / {ch10_e3_15:.3f} / {ch10_e3_40:.3f}",
+    "80/10/10 against 100% `[MASK]`, same steps: MLM {ch10_e2_masked_8:.3f} / {ch10_e2_masked_1:.3f}, `code_spans` "
+    "F1 fine-tuned {ch10_e2_fine_tuned_8:.3f} / {ch10_e2_fine_tuned_1:.3f}, feature-based "
+    "{ch10_e2_feature_based_8:.3f} / {ch10_e2_feature_based_1:.3f}; at matched MLM skill 80/10/10 names the "
+    "visible piece {ch10_e2_copy_8m:.3f} of the time on clean input against {ch10_e2_copy_1:.3f}",
+    "held-out MLM {ch10_e3_5:.3f} / {ch10_e3_15:.3f} / {ch10_e3_25:.3f} / {ch10_e3_40:.3f}",
     "MLM + NSP {ch10_e4_nsp:.3f} against MLM only {ch10_e4_mlm:.3f}",
     "with {ch10_e5_small} labels pretrained {ch10_e5_pre_small:.3f} against scratch {ch10_e5_scr_small:.3f}, with "
     "{ch10_e5_large} labels {ch10_e5_pre_large:.3f} against {ch10_e5_scr_large:.3f}",
