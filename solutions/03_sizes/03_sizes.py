@@ -1,10 +1,10 @@
-"""Assignment 2 (chapter 3, sizes): BERT's parameter count in closed form, component by component.
+"""Assignment 3 (chapter 3, sizes): BERT's parameter count in closed form, component by component.
 
 The source of 03_sizes.ipynb: `make notebooks` builds it (the format: docs/exercises.md)."""
 
 
 # %% [markdown]
-# # Assignment 2: how many parameters?
+# # Assignment 3: how many parameters?
 #
 # "BERT-Base has 110M parameters" is a rounded number. You will count them exactly, for *any*
 # configuration, without building the model: a closed form in the config's fields.

@@ -1,4 +1,4 @@
-"""Hidden tests of assignment 2 (how many parameters?), run by the grader outside the student's kernel.
+"""Hidden tests of assignment 3 (how many parameters?), run by the grader outside the student's kernel.
 
 Each function grades the graded cell of the same name: it calls the student's functions through
 ``student`` (their kernel, sandboxed) with configs sent as data, on the visible tests' configs and on

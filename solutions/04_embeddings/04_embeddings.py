@@ -1,10 +1,10 @@
-"""Assignment 3 (chapter 4, embeddings): the input layer's forward, and what comes out of it.
+"""Assignment 4 (chapter 4, embeddings): the input layer's forward, and what comes out of it.
 
 The source of 04_embeddings.ipynb: `make notebooks` builds it (the format: docs/exercises.md)."""
 
 
 # %% [markdown]
-# # Assignment 3: three embeddings, added
+# # Assignment 4: three embeddings, added
 #
 # BERT's input layer turns `input_ids` (B, T) into vectors (B, T, H) in four steps:
 #

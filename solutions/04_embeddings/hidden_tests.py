@@ -1,4 +1,4 @@
-"""Hidden tests of assignment 3 (three embeddings, added), run by the grader outside the student's kernel.
+"""Hidden tests of assignment 4 (three embeddings, added), run by the grader outside the student's kernel.
 
 Each function grades the graded cell of the same name: it sends a BertEmbeddings (its weights, as data)
 into the student's kernel, calls the student's functions on it, on the visible tests' inputs and on new

@@ -1,10 +1,10 @@
-"""Assignment 4 (chapter 5, [CLS] and [SEP]): model inputs for one sentence and a pair; a head on [CLS].
+"""Assignment 5 (chapter 5, [CLS] and [SEP]): model inputs for one sentence and a pair; a head on [CLS].
 
 The source of 05_cls_sep.ipynb: `make notebooks` builds it (the format: docs/exercises.md)."""
 
 
 # %% [markdown]
-# # Assignment 4: [CLS], [SEP] and the inputs BERT reads
+# # Assignment 5: [CLS], [SEP] and the inputs BERT reads
 #
 # BERT reads one sentence as `[CLS] A [SEP]` and a pair as `[CLS] A [SEP] B [SEP]`, always as three
 # aligned lists of the same length `max_length`:

@@ -1,4 +1,4 @@
-"""Hidden tests of assignment 4 ([CLS], [SEP], segments, the head on [CLS]), run by the grader outside the
+"""Hidden tests of assignment 5 ([CLS], [SEP], segments, the head on [CLS]), run by the grader outside the
 student's kernel.
 
 Each function grades the graded cell of the same name: it calls the student's functions through

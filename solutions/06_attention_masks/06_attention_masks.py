@@ -1,10 +1,10 @@
-"""Assignment 5 (chapter 6, attention masks): the additive padding mask, masked softmax, the causal mask.
+"""Assignment 6 (chapter 6, attention masks): the additive padding mask, masked softmax, the causal mask.
 
 The source of 06_attention_masks.ipynb: `make notebooks` builds it (the format: docs/exercises.md)."""
 
 
 # %% [markdown]
-# # Assignment 5: masks are added before the softmax
+# # Assignment 6: masks are added before the softmax
 #
 # A padded batch has `[PAD]` tokens that must receive **zero** attention. BERT does not remove them; it
 # adds a number to every attention score before the softmax:

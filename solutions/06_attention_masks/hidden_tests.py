@@ -1,4 +1,4 @@
-"""Hidden tests of assignment 5 (the additive padding mask, masked softmax, the causal mask), run by the
+"""Hidden tests of assignment 6 (the additive padding mask, masked softmax, the causal mask), run by the
 grader outside the student's kernel.
 
 Each function grades the graded cell of the same name: it calls the student's functions through

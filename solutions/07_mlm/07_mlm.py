@@ -1,15 +1,15 @@
-"""Assignment 6 (chapter 7, masked language modelling): the loss over the selected positions, the tied
+"""Assignment 7 (chapter 7, masked language modelling): the loss over the selected positions, the tied
 output head, and reading off the model's guesses at the [MASK] positions.
 
 The source of 07_mlm.ipynb: `make notebooks` builds it (the format: docs/exercises.md)."""
 
 
 # %% [markdown]
-# # Assignment 6: the masked-language-model objective
+# # Assignment 7: the masked-language-model objective
 #
 # BERT is pretrained as a cloze test. About 15% of the tokens are *selected*; the model reads the
 # corrupted sequence and must give back the original token **at the selected positions only**. The
-# data pipeline (assignment 7) hands the model two tensors of shape `(B, T)`:
+# data pipeline (assignment 8) hands the model two tensors of shape `(B, T)`:
 #
 # - `input_ids`: the corrupted sequence (most selected tokens replaced by `[MASK]`);
 # - `labels`: the original token id at every selected position, and `-100` everywhere else.

@@ -1,4 +1,4 @@
-"""Hidden tests of assignment 6 (the MLM loss, the tied output head, the top-k guesses at [MASK]), run by the
+"""Hidden tests of assignment 7 (the MLM loss, the tied output head, the top-k guesses at [MASK]), run by the
 grader outside the student's kernel.
 
 Each function grades the graded cell of the same name: it calls the student's functions through

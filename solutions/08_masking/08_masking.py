@@ -1,10 +1,10 @@
-"""Assignment 7 (chapter 8, 16% and 80/10/10): choose the positions to predict, corrupt them, label them.
+"""Assignment 8 (chapter 8, 15% and 80/10/10): choose the positions to predict, corrupt them, label them.
 
 The source of 08_masking.ipynb: `make notebooks` builds it (the format: docs/exercises.md)."""
 
 
 # %% [markdown]
-# # Assignment 7: 15%, then 80/10/10
+# # Assignment 8: 15%, then 80/10/10
 #
 # Before the model sees a batch, the data pipeline corrupts it:
 #

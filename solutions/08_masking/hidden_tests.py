@@ -1,4 +1,4 @@
-"""Hidden tests of assignment 7 (15%, then 80/10/10), run by the grader outside the student's kernel.
+"""Hidden tests of assignment 8 (15%, then 80/10/10), run by the grader outside the student's kernel.
 
 Each function grades the graded cell of the same name: it calls the student's functions through
 ``student`` (their kernel, sandboxed), on the visible tests' inputs and on new ones, and checks the data

@@ -1,11 +1,11 @@
-"""Assignment 8 (chapter 9, next sentence prediction): build labelled sentence pairs, classify them from
+"""Assignment 9 (chapter 9, next sentence prediction): build labelled sentence pairs, classify them from
 the pooled [CLS] vector, and add the NSP loss to the MLM loss.
 
 The source of 09_nsp.ipynb: `make notebooks` builds it (the format: docs/exercises.md)."""
 
 
 # %% [markdown]
-# # Assignment 8: next sentence prediction
+# # Assignment 9: next sentence prediction
 #
 # BERT's second pretraining task: given `[CLS] A [SEP] B [SEP]`, is B the sentence that follows A?
 #
@@ -195,7 +195,7 @@ assert diff < 1e-5, (
 # ## Part 3: the pretraining loss (2 points)
 #
 # BERT minimises the sum of two means: the MLM loss (mean cross-entropy over the labelled positions,
-# assignment 6) plus the NSP loss (mean cross-entropy of the 2-way classifier over the pairs, class 0 =
+# assignment 7) plus the NSP loss (mean cross-entropy of the 2-way classifier over the pairs, class 0 =
 # IsNext). Return that scalar. You may call `bertlib.mlm_loss(prediction_logits, labels)` for the first
 # term; write the NSP term yourself.
 #

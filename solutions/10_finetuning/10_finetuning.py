@@ -1,10 +1,10 @@
-"""Assignment 9 (chapter 10, fine-tuning): the three task heads on BertModel, and decoding an answer span.
+"""Assignment 10 (chapter 10, fine-tuning): the three task heads on BertModel, and decoding an answer span.
 
 The source of 10_finetuning.ipynb: `make notebooks` builds it (the format: docs/exercises.md)."""
 
 
 # %% [markdown]
-# # Assignment 9: fine-tuning heads
+# # Assignment 10: fine-tuning heads
 #
 # A pretrained BERT becomes a task model by adding one small layer on top and training everything
 # together. What changes between tasks is **which of BERT's output vectors the layer reads**:

@@ -1,4 +1,4 @@
-"""Hidden tests of assignment 9 (fine-tuning heads), run by the grader outside the student's kernel.
+"""Hidden tests of assignment 10 (fine-tuning heads), run by the grader outside the student's kernel.
 
 Each function grades the graded cell of the same name. The student's model is built in their kernel
 (``student.SequenceClassifier(wire.Config(...))``), given the weights of bertlib's model built here, and

@@ -1,11 +1,11 @@
-"""Assignment 10 (chapter 11, pretraining a tiny BERT): the pretraining loss of one step, also on a slice of a
+"""Assignment 11 (chapter 11, pretraining a tiny BERT): the pretraining loss of one step, also on a slice of a
 batch (num_items_in_batch), the loss to expect before the first step, and the learning rate of every step.
 
 The source of 11_pretraining.ipynb: `make notebooks` builds it (the format: docs/exercises.md)."""
 
 
 # %% [markdown]
-# # Assignment 10: pretraining, step by step
+# # Assignment 11: pretraining, step by step
 #
 # Chapter 11 pretrains a tiny BERT from nothing. Every step of that run takes a batch of masked sentence
 # pairs, computes **one number**, the pretraining loss, and moves every weight against its gradient by
@@ -51,7 +51,7 @@ IGNORE_INDEX = -100  # the label of a position that is not predicted
 # Shapes: `seq_relationship_logits` `(B, 2)`, `next_sentence_label` `(B,)`. `prediction_logits` is
 # `(B, T, V)` with `labels` `(B, T)`; or, as in the chapter's training loop, which projects onto the
 # vocabulary only at the labelled positions, `(N, V)` with `labels` `(N,)`. Any `(..., V)` with labels
-# `(...)`: flatten them. (The arguments come in pairs, each logits with its labels; assignment 8's
+# `(...)`: flatten them. (The arguments come in pairs, each logits with its labels; assignment 9's
 # `pretraining_loss` took them in another order.)
 #
 # **`num_items_in_batch`.** A batch too large for one step is cut into slices: micro-batches whose

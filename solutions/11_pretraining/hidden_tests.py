@@ -1,4 +1,4 @@
-"""Hidden tests of assignment 10 (the pretraining loss, the loss before the first step, the learning-rate
+"""Hidden tests of assignment 11 (the pretraining loss, the loss before the first step, the learning-rate
 schedule), run by the grader outside the student's kernel.
 
 Each function grades the graded cell of the same name: it calls the student's functions through
