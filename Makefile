@@ -37,8 +37,10 @@ js: $(STAMP)
 book: $(STAMP) js
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 
+# Two test processes (2 cores); --dist loadfile keeps each file's tests in one process, so an expensive
+# session fixture (the graded class of tests/test_exercises.py) is built once, not once per process.
 test: $(STAMP) js
-	$(PY) -m pytest -q --durations=25
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=25
 
 benchmarks: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
