@@ -120,7 +120,7 @@ def book_html() -> Path:
             return html_dir
         jb = Path(sys.executable).parent / "jupyter-book"
         proc = subprocess.run([str(jb), *make_book_args()], cwd=ROOT, env={**os.environ, **BUILD_ENV},
-                              capture_output=True, text=True, timeout=1800)
+                              capture_output=True, text=True, timeout=3600)
         log = proc.stdout + proc.stderr
         assert proc.returncode == 0, f"the book build failed (exit {proc.returncode}):\n{log[-6000:]}"
         warnings = [line for line in log.splitlines() if "WARNING" in line and "IPKernelApp" not in line]
