@@ -1,9 +1,12 @@
-# make book   build the Jupyter Book into _build/html (warnings are errors)
-# make test   run every test
+# make book   build the Jupyter Book into _build/html (warnings are errors): python -m course.build runs the
+#             training runs and executes the chapters on every core, then jupyter-book renders them
+# make test   the fast tier: every test that needs no built book and no whole graded class (minutes)
+# make check  everything: make book, then every test (what CI runs)
 # make benchmarks   speed against transformers, as ratios
 # make notebooks    rebuild solutions/<a>/<a>.ipynb from its source solutions/<a>/<a>.py (docs/exercises.md)
 # make exercises    regenerate exercises/ from solutions/ with nbgrader (rebuilds the notebooks first)
-# make js          Plotly's cartesian bundle for the demos, from npm (make book and make test run it)
+# make js          Plotly's cartesian bundle for the demos, from npm (make book and make check run it)
+# make clean       remove _build: the next make book executes every chapter and training run again
 # All of them create .venv and install the project into it on first use.
 VENV    ?= .venv
 PYTHON  ?= python3
@@ -19,7 +22,7 @@ export MPLBACKEND := Agg
 PLOTLY_JS := plotly.js-cartesian-dist-min@4.1.1
 PLOTLY_JS_FILE := $(VENV)/js/node_modules/plotly.js-cartesian-dist-min/plotly-cartesian.min.js
 
-.PHONY: book test venv clean benchmarks notebooks exercises js
+.PHONY: book test check venv clean benchmarks notebooks exercises js
 
 venv: $(STAMP)
 
@@ -35,12 +38,21 @@ js: $(STAMP)
 	  || echo "warning: npm could not install $(PLOTLY_JS); the book ships plotly's full bundle (4.8 MB) instead"
 
 book: $(STAMP) js
+	$(PY) -m course.build
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 
 # Two test processes (2 cores); --dist loadfile keeps each file's tests in one process, so an expensive
-# session fixture (the graded class of tests/test_exercises.py) is built once, not once per process.
-test: $(STAMP) js
-	$(PY) -m pytest -q -n 2 --dist loadfile --durations=25
+# session fixture (a graded class) is built once, not once per process.
+PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile
+# The fast tier: no test that reads the built book (marker book) or grades every assignment's whole class
+# (marker full); the exercise tests grade a sample of the assignments instead of all of them.
+FAST_ASSIGNMENTS ?= 03_sizes,08_masking
+test: $(STAMP)
+	NBGRADER_TEST_ASSIGNMENTS=$(FAST_ASSIGNMENTS) $(PYTEST) -m "not book and not full" --durations=10
+
+# Everything, on the book make book built (the page tests read it; nothing is built inside pytest).
+check: book
+	BOOK_BUILD_DIR=_build $(PYTEST) --durations=25
 
 benchmarks: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

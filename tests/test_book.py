@@ -1,8 +1,8 @@
 """The built book, opened in a real browser.
 
-One session fixture builds the book with the same command as `make book` (into the repository's
-``_build``, so jupyter-cache makes a rebuild cheap), or reuses a fresh build when ``BOOK_BUILD_DIR`` points
-to one (the ``_build`` folder or its ``html`` folder). Every page of the table of contents is then opened
+The session fixture ``book_html`` takes the book `make book` built (``BOOK_BUILD_DIR``, the ``_build``
+folder or its ``html`` folder, or the repository's ``_build``) and fails if it is missing or older than a
+page's source: `make check` builds it before the tests. Every page of the table of contents is then opened
 in headless Chromium, served over local HTTP with every request to another host blocked (the book must
 not need the network to show its content): each page has its title, every image loads, no page shows a
 traceback or stderr output, no request is made to another host (the book must open offline: nothing is
@@ -10,18 +10,15 @@ fetched from a CDN), and no JavaScript error occurs. tests/test_pages.py opens t
 operates the static demos. A full-page screenshot of each page is saved under
 pytest's temporary folder (the path is printed); look at them.
 
-Run:  .venv/bin/python -m pytest -m book -s tests/test_book.py
+Run:  make book && .venv/bin/python -m pytest -m book -s tests/test_book.py
 """
 from __future__ import annotations
 
-import fcntl
 import functools
 import http.server
 import os
 import re
 import shlex
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -29,8 +26,6 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-BUILD_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-             "MPLBACKEND": "Agg"}  # what the Makefile exports
 
 
 # --- the build command, as the Makefile and the workflow state it -------------------------------------------
@@ -103,29 +98,13 @@ def _fresh(html_dir: Path) -> bool:
 
 @pytest.fixture(scope="session")
 def book_html() -> Path:
+    """The book `make book` built (BOOK_BUILD_DIR, or the repository's _build): nothing is built here, so no
+    test process waits for another's build. `make check` builds it first."""
     given = os.environ.get("BOOK_BUILD_DIR")
-    if given:
-        html_dir = Path(given) / "html" if (Path(given) / "html").is_dir() else Path(given)
-        if _fresh(html_dir):
-            return html_dir
-        pytest.fail(f"BOOK_BUILD_DIR={given} holds no fresh build of every page; rebuild or unset it")
-    html_dir = ROOT / "_build" / "html"
-    (ROOT / "_build").mkdir(exist_ok=True)
-    # pytest-xdist workers share the repository: one builds, the others wait and reuse its build
-    with open(ROOT / "_build" / ".book-build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        marker = ROOT / "_build" / ".book-build-ok"
-        if marker.exists() and os.environ.get("PYTEST_XDIST_TESTRUNUID") == marker.read_text() \
-                and _fresh(html_dir):
-            return html_dir
-        jb = Path(sys.executable).parent / "jupyter-book"
-        proc = subprocess.run([str(jb), *make_book_args()], cwd=ROOT, env={**os.environ, **BUILD_ENV},
-                              capture_output=True, text=True, timeout=3600)
-        log = proc.stdout + proc.stderr
-        assert proc.returncode == 0, f"the book build failed (exit {proc.returncode}):\n{log[-6000:]}"
-        warnings = [line for line in log.splitlines() if "WARNING" in line and "IPKernelApp" not in line]
-        assert not warnings, "the build warned:\n" + "\n".join(warnings)
-        marker.write_text(os.environ.get("PYTEST_XDIST_TESTRUNUID", "single process"))
+    root = Path(given) if given else ROOT / "_build"
+    html_dir = root / "html" if (root / "html").is_dir() else root
+    if not _fresh(html_dir):
+        pytest.fail(f"{html_dir} holds no fresh build of every page: run `make book` first (`make check` does)")
     return html_dir
 
 

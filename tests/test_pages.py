@@ -1,7 +1,7 @@
 """The built book as a reader opens it from disk (file://) in headless Chromium, with the network blocked.
 
-The book comes from tests/test_book.py's ``book_html`` fixture (built with `make book`'s command, or reused
-when fresh, or taken from BOOK_BUILD_DIR), so `make test` on a clean checkout exercises it.
+The book comes from tests/test_book.py's ``book_html`` fixture: the build `make book` made (`make check`
+builds it, then runs these tests), or BOOK_BUILD_DIR.
 
 - Every page: no request leaves the machine (every request that is not a local file is counted and
   blocked: the count must be 0) and no JavaScript error (console errors and uncaught exceptions).
@@ -14,7 +14,7 @@ when fresh, or taken from BOOK_BUILD_DIR), so `make test` on a clean checkout ex
   against its background in dark mode. Screenshots of every chapter at 1280 and 390 px, light and dark, go
   to $PAGE_SHOTS (default: pytest's temporary folder; the path is printed). Look at them.
 
-Run:  .venv/bin/python -m pytest -m book -s tests/test_pages.py
+Run:  make book && .venv/bin/python -m pytest -m book -s tests/test_pages.py
 """
 from __future__ import annotations
 

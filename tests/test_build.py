@@ -1,0 +1,206 @@
+"""The book's build: chapter 11's runs kept by their inputs (course.runs), the scheduled execution of every
+notebook into Jupyter Book's own cache (course.build), and a build that a slow machine cannot time out.
+
+The first tests need nothing built. The ones marked ``book`` read what `make book` left in _build.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from course import build, runs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --------------------------------------------------------------------------------------- the runs and their keys
+@pytest.fixture
+def scratch_runs(tmp_path, monkeypatch):
+    """course.runs on an empty cache in tmp_path, with two cheap runs (one building on the other)."""
+    calls = []
+
+    def fake(progress=False, value=0, out=None):
+        calls.append(value)
+        return {"value": value, "progress": progress}
+
+    monkeypatch.setattr(sys.modules[__name__], "fake_run", fake, raising=False)
+    monkeypatch.setattr(runs, "CACHE", tmp_path / "runs")
+    monkeypatch.setattr(runs, "RUNS", {
+        "first": runs.Run(f"{__name__}:fake_run", {"value": 1}, 1.0),
+        "second": runs.Run(f"{__name__}:fake_run", {"value": 2}, 1.0, ("first",)),
+    })
+    monkeypatch.setattr(runs, "_VERSION", ["code v1"])
+    return calls
+
+
+def test_a_run_is_computed_once_then_read(scratch_runs):
+    assert not runs.is_cached("first")
+    assert runs.result("first") == {"value": 1, "progress": False}
+    assert runs.is_cached("first")
+    assert runs.result("first") == {"value": 1, "progress": False}
+    assert scratch_runs == [1], "the second read computed the run again"
+
+
+def test_a_run_computes_what_it_builds_on_first(scratch_runs):
+    assert runs.result("second")["value"] == 2
+    assert scratch_runs == [1, 2]
+    assert runs.is_cached("first")
+
+
+def test_the_key_changes_with_the_code_the_arguments_and_what_the_run_builds_on(scratch_runs, monkeypatch):
+    first, second = runs.key("first"), runs.key("second")
+    monkeypatch.setattr(runs, "_VERSION", ["code v2"])
+    assert runs.key("first") != first and runs.key("second") != second
+    monkeypatch.setattr(runs, "_VERSION", ["code v1"])
+    assert runs.key("first") == first
+    monkeypatch.setitem(runs.RUNS, "first", runs.Run(f"{__name__}:fake_run", {"value": 3}, 1.0))
+    assert runs.key("first") != first
+    assert runs.key("second") != second, "a run's key must follow the key of the run it builds on"
+
+
+def test_a_new_result_replaces_the_stale_one(scratch_runs, monkeypatch):
+    runs.result("first")
+    old = runs.entry("first")
+    monkeypatch.setattr(runs, "_VERSION", ["code v2"])
+    runs.result("first")
+    assert runs.entry("first").exists() and not old.exists()
+    assert scratch_runs == [1, 1]
+
+
+def test_a_failed_run_stores_nothing(scratch_runs, monkeypatch):
+    def broken(progress=False):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(sys.modules[__name__], "broken_run", broken, raising=False)
+    monkeypatch.setitem(runs.RUNS, "first", runs.Run(f"{__name__}:broken_run", {}, 1.0))
+    with pytest.raises(RuntimeError, match="boom"):
+        runs.result("first")
+    assert not runs.is_cached("first")
+    assert not [p for p in runs.CACHE.iterdir() if p.is_dir()], "a half-made entry was left behind"
+
+
+def test_the_code_version_covers_bertlib_and_the_demo_hook():
+    """Every file whose change can change a run's result is hashed."""
+    import inspect
+
+    source = inspect.getsource(runs._code_version)
+    assert '"bertlib"' in source and "ch11_pretraining.py" in source and "torch.__version__" in source
+    for name, run in runs.RUNS.items():
+        module = run.func.split(":")[0]
+        assert module.startswith("bertlib.") or module == "course.runs", f"{name}: {module} is not hashed"
+
+
+def test_every_run_the_chapter_reads_is_in_the_catalogue():
+    text = (ROOT / "chapters" / "11_pretraining.md").read_text(encoding="utf-8")
+    named = set(re.findall(r'runs\.result\("([^"]+)"\)', text))
+    templated = re.findall(r'runs\.result\(f"([^"]+)"\)', text)
+    assert named and named <= set(runs.RUNS), sorted(named - set(runs.RUNS))
+    for pattern in templated:
+        regex = re.sub(r"\\\{[^}]*\\\}", ".+", re.escape(pattern))
+        assert any(re.fullmatch(regex, n) for n in runs.RUNS), f"no run matches {pattern!r}"
+    code = "\n".join(re.findall(r"```\{code-cell\} ipython3\n(.*?)```", text, flags=re.S))
+    code = re.sub(r"#.*", "", code)  # comments may say which call a run is
+    for call in ("pretrain(", "finetune_task(", "train_steps(", *(f"E.{e}(" for e in
+                                                               ("bidirectional", "mask_mismatch", "mask_rate", "nsp", "few_labels"))):
+        assert call not in code, f"chapter 11 trains in a cell ({call}...): put the run in course.runs.RUNS"
+
+
+# ---------------------------------------------------------------------------------------------- the schedule
+def test_the_longest_chain_starts_first():
+    jobs = [build.Job("run", name, run.cost, run.after) for name, run in runs.RUNS.items()]
+    jobs.append(build.Job("notebook", build.WAITS_FOR_RUNS, build.NOTEBOOK_COST, tuple(runs.RUNS)))
+    jobs += [build.Job("notebook", f"chapters/{i:02d}", build.NOTEBOOK_COST) for i in range(1, 11)]
+    priority = build.chain(jobs)
+    assert max(priority, key=priority.get) == "pretraining"
+    assert priority["pretraining"] > runs.RUNS["pretraining"].cost + build.NOTEBOOK_COST
+
+
+def test_progress_of_reads_the_last_state_of_a_bar(tmp_path):
+    job = build.Job("run", "x", 1.0)
+    job.log = tmp_path / "x.log"
+    job.log.write_text("pretraining:  10%|#  | 180/1800 [00:40<06:00,  4.5step/s]\r"
+                       "pretraining:  11%|#  | 198/1800 [00:44<05:56,  4.5step/s, mlm=5.1]")
+    assert build.progress_of(job) == "pretraining 198/1800 steps, 05:56 left"
+    job.log.write_text("no bar yet")
+    assert build.progress_of(job) == ""
+
+
+@pytest.mark.parametrize("argv, message", [(["--jobs", "0"], "--jobs must be at least 1"),
+                                           (["--every", "0"], "--every must be positive")])
+def test_bad_options_are_refused_by_name(argv, message):
+    proc = subprocess.run([sys.executable, "-m", "course.build", *argv], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+def test_the_makefile_builds_with_course_build_then_jupyter_book():
+    lines = (ROOT / "Makefile").read_text().splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("book:")))
+    recipe = [line.strip() for line in lines[start + 1:start + 3]]
+    assert recipe[0].endswith("-m course.build") and "jupyter-book build" in recipe[1], recipe
+
+
+# ----------------------------------------------------------------------------------------- what make book left
+def _cell_times() -> dict:
+    if not build.CELL_TIMES.exists():
+        pytest.fail(f"{build.CELL_TIMES} is missing: run `make book` first (`make check` does)")
+    return json.loads(build.CELL_TIMES.read_text())
+
+
+@pytest.mark.book
+def test_every_notebook_is_stored_where_jupyter_book_reads_it():
+    """After make book, Jupyter Book's cache holds every notebook as it is now: it executed none itself."""
+    for page in build.toc_pages():
+        assert build.notebook_is_cached(page), f"{page} is not in {build.NB_CACHE} as it is now"
+    for name in runs.RUNS:
+        assert runs.is_cached(name), f"the run {name!r} is not stored"
+
+
+SLOWER = 3  # the machine the build must survive is this many times slower than the one that built it
+
+
+@pytest.mark.book
+def test_no_cell_comes_near_its_timeout():
+    """On a machine SLOWER times slower, every cell of the last build would still end before its timeout,
+    with room to spare: no training run is left inside a cell."""
+    for page, t in _cell_times().items():
+        slowest = max((s for _, s in t["cells"]), default=0.0)
+        assert SLOWER * slowest < t["timeout"] / 2, (
+            f"{page}: its slowest cell took {slowest:.0f} s of a {t['timeout']} s timeout")
+
+
+@pytest.mark.book
+def test_the_pretraining_chapter_survives_a_machine_three_times_slower(tmp_path):
+    """Chapter 11 (its runs stored by make book) executed on one core shared with SLOWER - 1 busy processes,
+    each with the same share of it, under its own cell timeout: it finishes, and every number its prose
+    names is glued."""
+    if not all(runs.is_cached(name) for name in runs.RUNS):
+        pytest.fail("the runs are not stored: run `make book` first (`make check` does)")
+    hogs = [subprocess.Popen(["taskset", "-c", "0", sys.executable, "-c", "while True: pass"])
+            for _ in range(SLOWER - 1)]
+    try:
+        t0 = time.perf_counter()
+        code = ("import json, sys; from course import build; nb, seconds, cells = build.run_notebook(sys.argv[1]); "
+                "keys = [k for c in nb.cells for o in c.get('outputs', []) "
+                "for k in o.get('metadata', {}).get('scrapbook', {}).get('name', '').split() if k]; "
+                "print(json.dumps({'seconds': seconds, 'keys': keys}))")
+        proc = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", code, build.WAITS_FOR_RUNS], cwd=ROOT,
+                              capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
+        wall = time.perf_counter() - t0
+    finally:
+        for h in hogs:
+            h.kill()
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    text = (ROOT / f"{build.WAITS_FOR_RUNS}.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"\{glue(?::[a-z]+)?\}`([A-Za-z0-9_]+)", text))
+    named |= set(re.findall(r"```\{glue\} ([A-Za-z0-9_]+)", text))
+    missing = named - set(out["keys"])
+    assert not missing, f"numbers the prose names but the slow run did not glue: {sorted(missing)}"
+    print(f"chapter 11 on a third of one core: {wall:.0f} s (the build's: {_cell_times()[build.WAITS_FOR_RUNS]['seconds']:.0f} s)")
