@@ -203,18 +203,40 @@ def chain(jobs: list[Job]) -> dict[str, float]:
     return {j.name: rest(j) for j in jobs}
 
 
-def _work(kind: str, name: str, log: str) -> float:
-    """One job, in a worker process; its progress bars go to its log."""
+def worker_pool(processes: int) -> cf.ProcessPoolExecutor:
+    """The build's worker processes: started with ``spawn`` (a fork of a process that has already run torch can
+    hang in its thread pool), one torch thread each (the other cores run the other jobs)."""
     import torch
 
-    torch.set_num_threads(1)  # one thread a run: the other cores run the other jobs
-    with open(log, "w", buffering=1) as f, contextlib.redirect_stderr(f), contextlib.redirect_stdout(f):
+    return cf.ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"),
+                                  initializer=torch.set_num_threads, initargs=(1,))
+
+
+def _work(kind: str, name: str, log: str) -> float:
+    """One job, in a worker process; its progress bars go to its log."""
+    with open(log, "w", buffering=1) as f, _output_to(f):
         t0 = time.perf_counter()
         if kind == "run":
             runs.result(name, progress=True)
         else:
             execute_notebook(name)
         return time.perf_counter() - t0
+
+
+@contextlib.contextmanager
+def _output_to(f):
+    """Everything the job prints, its kernel's too (a child process writes to file descriptors 1 and 2),
+    into ``f``; the terminal gets only the build's own lines."""
+    sys.stdout.flush(), sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    os.dup2(f.fileno(), 1), os.dup2(f.fileno(), 2)
+    try:
+        with contextlib.redirect_stderr(f), contextlib.redirect_stdout(f):
+            yield
+    finally:
+        sys.stdout.flush(), sys.stderr.flush()
+        os.dup2(saved[0], 1), os.dup2(saved[1], 2)
+        os.close(saved[0]), os.close(saved[1])
 
 
 _BAR = re.compile(r"(\d+)/(\d+) \[[\d:]+<([\d:?]+)")
@@ -257,7 +279,7 @@ def build(jobs_n: int, every: float, out=sys.stdout) -> dict[str, float]:
     t0 = time.perf_counter()
     last_report = t0
     os.environ.setdefault("TQDM_MININTERVAL", "2")  # the logs' progress bars: a line every 2 s, read at import
-    pool = cf.ProcessPoolExecutor(jobs_n, mp_context=multiprocessing.get_context("spawn"))
+    pool = worker_pool(jobs_n)
     try:
         while queue or running:
             for job in [j for j in queue if all(a in done for a in j.after)][:jobs_n - len(running)]:

@@ -35,8 +35,9 @@ QA_TRAIN = 1000  # a sample of function_qa's training questions: a CPU budget
 
 @dataclasses.dataclass(frozen=True)
 class Run:
-    """``func(**kwargs)``, ``func`` given as ``"module:name"``; ``cost``: about how many seconds it takes on one
-    core of a laptop (only the order in which the build starts runs, and its time-left estimate, use it)."""
+    """``func(**kwargs)``, ``func`` given as ``"module:name"``; ``cost``: about how many seconds it took on one
+    core of the 2-core machine that builds the book, beside another run (only the order in which the build
+    starts runs, and its estimate of the work queued, use it)."""
 
     func: str
     kwargs: dict
@@ -57,22 +58,22 @@ def _finetune(task, model, **kwargs) -> Run:
 
 E = "bertlib.training.experiments:"
 RUNS: dict[str, Run] = {
-    "pretraining": Run("course.runs:default_pretraining", {}, 230),
-    "step timings": Run("course.runs:step_timings", {}, 40),
+    "pretraining": Run("course.runs:default_pretraining", {}, 450),
+    "step timings": Run("course.runs:step_timings", {}, 50),
     "experiment 1": Run(E + "bidirectional", {}, 60),
-    "experiment 2": Run(E + "mask_mismatch", {}, 200),
-    "experiment 3": Run(E + "mask_rate", {}, 110),
-    "experiment 4": Run(E + "nsp", {}, 60),
-    "experiment 5": Run(E + "few_labels", {"model": CHECKPOINT}, 60, ("pretraining",)),
-    "minilm code_spans": _finetune("code_spans", "minilm", train_size=FEW, epochs=10, baselines=False, cost=40),
+    "experiment 2": Run(E + "mask_mismatch", {}, 210),
+    "experiment 3": Run(E + "mask_rate", {}, 200),
+    "experiment 4": Run(E + "nsp", {}, 110),
+    "experiment 5": Run(E + "few_labels", {"model": CHECKPOINT}, 110, ("pretraining",)),
+    "minilm code_spans": _finetune("code_spans", "minilm", train_size=FEW, epochs=10, baselines=False, cost=130),
     **{f"minilm docstring_topics seed {s}": _finetune("docstring_topics", "minilm", train_size=FEW, seed=s,
-                                                      epochs=10, baselines=False, cost=25) for s in FEW_SEEDS},
+                                                      epochs=10, baselines=False, cost=110) for s in FEW_SEEDS},
     **{f"tiny docstring_topics seed {s}": _finetune("docstring_topics", CHECKPOINT, train_size=FEW, seed=s,
                                                     epochs=10, baselines=False, cost=5) for s in FEW_SEEDS},
     "tiny code_spans": _finetune("code_spans", CHECKPOINT, train_size=FEW, epochs=10, baselines=False, cost=5),
     **{f"{task} {name}": _finetune(task, source, tokenizer_dir=CHECKPOINT,
                                    train_size=QA_TRAIN if task == "function_qa" else None, cost=cost)
-       for task, cost in (("docstring_topics", 15), ("code_spans", 15), ("function_qa", 25))
+       for task, cost in (("docstring_topics", 55), ("code_spans", 45), ("function_qa", 35))
        for name, source in (("pretrained tiny", CHECKPOINT), ("from scratch", "scratch"))},
 }
 

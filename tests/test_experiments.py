@@ -1,5 +1,5 @@
 """The five experiments of chapter 11 (bertlib.training.experiments) on small budgets: each returns the table the book
-plots, the same seed gives the same table (also in the background process the book uses), and the
+plots, the same seed gives the same table (also in a worker process of the book's build), and the
 cheapest one shows its effect."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from bertlib.training import experiments as E
-from course.background import in_background
+from course.build import worker_pool
 from bertlib.training.pretrain import PretrainConfig, pretrain
 
 
@@ -21,9 +21,9 @@ def test_bidirectional_sees_the_cue_on_the_right_and_causal_does_not():
     assert rows["causal"][left] > 0.8 and rows["bidirectional"][left] > 0.8, rows
 
 
-def test_same_seed_same_table_also_in_the_background_process():
+def test_same_seed_same_table_also_in_a_build_worker():
     here = E.bidirectional(steps=20, batch_size=16, seeds=(1,))
-    with in_background() as pool:
+    with worker_pool(1) as pool:
         there = pool.submit(E.bidirectional, steps=20, batch_size=16, seeds=(1,)).result()
         assert pool.submit(torch.get_num_threads).result() == 1
     # accuracies equal; the loss to float32 rounding (the test process may use more threads)

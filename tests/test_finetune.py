@@ -200,3 +200,59 @@ def test_minilm_gets_the_bert_paper_recipe_unless_told_otherwise():
     tiny = finetune_task("docstring_topics", "scratch", train_size=16, epochs=1, baselines=False)
     assert (tiny["lr"], tiny["batch_size"]) == (1e-3, 32)
     assert finetune_task("docstring_topics", "minilm", train_size=16, epochs=1, lr=2e-5, baselines=False)["lr"] == 2e-5
+
+
+# ----------------------------------------------------------------------------- what makes fine-tuning cheaper
+def test_a_batch_cut_to_its_longest_row_gives_the_same_loss(tokenizer):
+    """epoch_batches drops the padding columns every row of a batch shares (trim_padding): fewer positions to
+    compute, the same loss and the same gradients for the tagging head, whose labels sit on those columns."""
+    from bertlib.training.loop import epoch_batches, trim_padding
+
+    model, tok = _tiny_head("tagging", 3, tokenizer)
+    full, _ = encode_tagging(load_task("code_spans")[0][:8], tok, 64)  # (8, 64), padded to 64
+    cut = trim_padding(full)
+    longest = int(full["attention_mask"].sum(1).max())
+    assert longest < 64 and cut["input_ids"].shape == (8, longest)
+    assert cut["labels"].shape == (8, longest) and (full["labels"][:, longest:] == -100).all()
+    model.eval()
+    results = []
+    for batch in (full, cut):
+        model.zero_grad()
+        loss = model(**batch).loss
+        loss.backward()
+        results.append((loss.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]))
+    (loss_full, grads_full), (loss_cut, grads_cut) = results
+    assert torch.allclose(loss_full, loss_cut, atol=1e-6)
+    assert len(grads_full) == len(grads_cut) and all(torch.allclose(a, b, atol=1e-6) for a, b in zip(grads_full, grads_cut))
+    # a label per row (classification) is kept whole; a batch with no shared padding is unchanged
+    topics = load_task("docstring_topics")[0]
+    one = encode_classification(topics[:4], tok, label_names(topics), 48)
+    assert trim_padding(one)["labels"].shape == (4,)
+    assert trim_padding(cut)["input_ids"].shape == cut["input_ids"].shape
+    assert epoch_batches(full, 8, 1, torch.Generator().manual_seed(0))(0)["input_ids"].shape == (8, longest)
+
+
+def test_the_optimizer_steps_exactly_as_adamw_s_plain_loop(tokenizer):
+    """make_optimizer takes AdamW's foreach path for speed: the same arithmetic as the one-tensor-at-a-time
+    loop, so a run is the same to the last bit with either."""
+    from bertlib.training.loop import make_optimizer
+
+    topics = load_task("docstring_topics")[0]
+    labels = label_names(topics)
+    models = [_tiny_head("classification", len(labels), tokenizer)[0] for _ in range(2)]
+    models[1].load_state_dict(models[0].state_dict())
+    batch = encode_classification(topics[:8], _tiny_head("classification", len(labels), tokenizer)[1], labels, 32)
+    fast = make_optimizer(models[0], 1e-3, 0.01)
+    params = list(models[1].parameters())
+    plain = torch.optim.AdamW([{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.01},
+                               {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}],
+                              lr=1e-3, betas=(0.9, 0.98), eps=1e-6, foreach=False)
+    assert fast.defaults["foreach"] is True
+    for _ in range(3):
+        for model, opt in zip(models, (fast, plain)):
+            torch.manual_seed(0)  # the same dropout masks on both sides
+            opt.zero_grad()
+            model.train()(**batch).loss.backward()
+            opt.step()
+    for (name, a), b in zip(models[0].named_parameters(), models[1].parameters()):
+        assert torch.equal(a, b), name
