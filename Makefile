@@ -45,10 +45,10 @@ book: $(STAMP) js
 # session fixture (a graded class) is built once, not once per process.
 PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile
 # The fast tier: no test that reads the built book (marker book) or grades every assignment's whole class
-# (marker full); the exercise tests grade a sample of the assignments instead of all of them.
+# (marker full); tests/test_exercises.py grades the classes of a sample of the assignments, not of all.
 FAST_ASSIGNMENTS ?= 03_sizes,08_masking
 test: $(STAMP)
-	NBGRADER_TEST_ASSIGNMENTS=$(FAST_ASSIGNMENTS) $(PYTEST) -m "not book and not full" --durations=10
+	EXERCISES_GRADED=$(FAST_ASSIGNMENTS) $(PYTEST) -m "not book and not full" --durations=10
 
 # Everything, on the book make book built (the page tests read it; nothing is built inside pytest).
 check: book

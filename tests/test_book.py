@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from course.build import toc_pages
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -50,24 +52,6 @@ def make_book_args() -> list[str]:
         if args is not None:
             return args
     raise AssertionError("the Makefile's book recipe does not run jupyter-book")
-
-
-def toc_pages() -> list[str]:
-    """Every document of _toc.yml, root first, without extension."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    pages = [toc["root"]]
-
-    def walk(entries):
-        for e in entries or []:
-            if "file" in e:
-                pages.append(e["file"])
-            walk(e.get("sections"))
-            walk(e.get("chapters"))
-
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    walk(toc.get("chapters"))
-    return pages
 
 
 def source_of(page: str) -> Path:

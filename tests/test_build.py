@@ -144,6 +144,8 @@ def test_the_makefile_builds_with_course_build_then_jupyter_book():
     start = lines.index(next(line for line in lines if line.startswith("book:")))
     recipe = [line.strip() for line in lines[start + 1:start + 3]]
     assert recipe[0].endswith("-m course.build") and "jupyter-book build" in recipe[1], recipe
+    workflow = (ROOT / ".github" / "workflows" / "book.yml").read_text()
+    assert re.search(r"python -m course\.build\n\s*jupyter-book build", workflow), "the workflow must build as make book does"
 
 
 # ----------------------------------------------------------------------------------------- what make book left
@@ -204,3 +206,9 @@ def test_the_pretraining_chapter_survives_a_machine_three_times_slower(tmp_path)
     missing = named - set(out["keys"])
     assert not missing, f"numbers the prose names but the slow run did not glue: {sorted(missing)}"
     print(f"chapter 11 on a third of one core: {wall:.0f} s (the build's: {_cell_times()[build.WAITS_FOR_RUNS]['seconds']:.0f} s)")
+
+
+def test_the_readme_counts_the_runs_there_are():
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    m = re.search(r"chapter 11's (\d+) training runs", text)
+    assert m and int(m.group(1)) == len(runs.RUNS), (m and m.group(0), len(runs.RUNS))

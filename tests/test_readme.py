@@ -2,6 +2,8 @@
 import re
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -98,13 +100,12 @@ def readme_mismatches(readme_text: str, figures: dict) -> list[str]:
     return bad
 
 
+@pytest.mark.book
 def test_readme_results_match_the_last_book_build():
     """README's pretraining, fine-tuning and experiment figures are those the last book build recorded."""
-    import pytest
-
     builds = sorted(BUILD.glob("*_pretraining.glue.json"))
     if not builds:
-        pytest.skip("no book build here (_build/jupyter_execute): nothing recorded to compare the README with")
+        pytest.fail("no book build here (_build/jupyter_execute): run `make book` first (`make check` does)")
     figures = recorded_figures(builds[-1])
     assert "ch10_mlm_accuracy" in figures, f"{builds[-1]} holds no pretraining figures"
     bad = readme_mismatches(README.read_text(encoding="utf-8"), figures)
