@@ -275,6 +275,7 @@ def build(jobs_n: int, every: float, out=sys.stdout) -> dict[str, float]:
           f"{LOGS.relative_to(ROOT)}", file=out, flush=True)
     queue = sorted(jobs, key=lambda j: -priority[j.name])
     done: dict[str, float] = {}
+    failures: list[str] = []
     running: dict[cf.Future, tuple[Job, float]] = {}
     t0 = time.perf_counter()
     last_report = t0
@@ -291,10 +292,14 @@ def build(jobs_n: int, every: float, out=sys.stdout) -> dict[str, float]:
                 job, started = running.pop(fut)
                 try:
                     done[job.name] = fut.result()
-                except Exception as e:  # noqa: BLE001 (reported with its log, then the build stops)
+                except Exception as e:  # noqa: BLE001 (reported with its log; the jobs running finish first)
                     tail = job.log.read_text(errors="replace")[-3000:] if job.log.exists() else ""
-                    raise SystemExit(f"course.build: {job.name} failed after {now - started:.0f} s: {e}\n"
-                                     f"--- the end of {job.log}:\n{tail}") from None
+                    failures.append(f"course.build: {job.name} failed after {now - started:.0f} s: {e}\n"
+                                    f"--- the end of {job.log}:\n{tail}")
+                    print(f"[{_clock(now - t0)}] FAILED {job.name}; the jobs running finish, no new one starts",
+                          file=out, flush=True)
+                    queue.clear()
+                    continue
                 print(f"[{_clock(now - t0)}] done {job.name} ({done[job.name]:.0f} s)", file=out, flush=True)
             if running and now - last_report >= every:
                 last_report = now
@@ -308,6 +313,8 @@ def build(jobs_n: int, every: float, out=sys.stdout) -> dict[str, float]:
         raise SystemExit(f"course.build: interrupted; the {len(done)} jobs that finished are stored, "
                          "the next build resumes from them") from None
     pool.shutdown()
+    if failures:
+        raise SystemExit("\n".join(failures) + f"\ncourse.build: the {len(done)} jobs that finished are stored")
     wall = time.perf_counter() - t0
     print(f"course.build: {len(jobs)} jobs in {_clock(wall)} ({sum(done.values()) / wall:.2f} processes busy "
           f"on average; estimated {total_cost:.0f} s of work)", file=out)

@@ -38,7 +38,7 @@ import pytest
 from nbgrader_harness import REPO, Course, filled, load_mistakes, solution_answers, solution_submission
 
 A = "08_masking"
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")]
+pytestmark = [pytest.mark.slow, pytest.mark.full, pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")]
 
 SOLVED = [f"honest_{i:02d}" for i in range(1, 8)]
 BROKEN = {"broken_not_json": "not a notebook", "broken_cut_short": "not a notebook",

@@ -24,7 +24,7 @@ import pytest
 from nbgrader_harness import REPO, Course, filled, read_nb, solution_answers, solution_submission
 
 A = "08_masking"
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")]
+pytestmark = [pytest.mark.slow, pytest.mark.full, pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")]
 
 WRONG_SELECT = '''
 def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
