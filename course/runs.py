@@ -205,9 +205,13 @@ def _compute(name: str, done: Path, progress: bool) -> None:
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     extra = {"out": partial / "checkpoint"} if name == "pretraining" else {}
-    value = run.call(progress=progress, **extra)
-    with open(partial / "result.pkl", "wb") as f:
-        pickle.dump(value, f)
+    try:
+        value = run.call(progress=progress, **extra)
+        with open(partial / "result.pkl", "wb") as f:
+            pickle.dump(value, f)
+    except BaseException:  # a failed or interrupted run leaves nothing behind
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
     for stale in CACHE.glob(f"{name.replace(' ', '_')}-*"):  # the same run with older inputs
         if stale.is_dir():
             shutil.rmtree(stale, ignore_errors=True)

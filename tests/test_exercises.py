@@ -172,7 +172,8 @@ def test_mistake_loses_its_part_only(graded, a, mistake):
 # ------------------------------------------------------------------------------ faults and the whole workflow
 @pytest.fixture(scope="module")
 def faults(tmp_path_factory):
-    """One class with troublesome submissions, graded with one command, as the instructor would."""
+    """One class with troublesome submissions, graded with one command, as the instructor would (make check:
+    the tests that read it are marked full)."""
     a = FAULTS_ON
     course = Course(tmp_path_factory.mktemp("faults"), [a])
     course.generate(a)
@@ -219,6 +220,7 @@ def _wrap(src: str, extra: str) -> str:
             f"    return _answer_{name}(*args, **kwargs)\n")
 
 
+@pytest.mark.full
 def test_infinite_loop_times_out_in_its_cell_and_the_rest_is_graded(faults):
     course, a, full = faults["course"], faults["a"], faults["full"]
     looping = faults["test_of"][faults["first"]]
@@ -228,6 +230,7 @@ def test_infinite_loop_times_out_in_its_cell_and_the_rest_is_graded(faults):
     assert any("time limit" in o.evalue for o in errors), f"expected a time-limit message in {looping}, got {errors}"
 
 
+@pytest.mark.full
 def test_broken_notebook_is_reported_and_the_others_are_graded(faults):
     course, a, run = faults["course"], faults["a"], faults["run"]
     assert run.returncode != 0, "nbgrader should report the failure"
@@ -238,6 +241,7 @@ def test_broken_notebook_is_reported_and_the_others_are_graded(faults):
     assert course.scores(a, "solution") == faults["full"]
 
 
+@pytest.mark.full
 def test_edited_locked_test_cell_is_caught_by_checksum(faults):
     """nbgrader compares each locked cell's checksum with the instructor's and, on a mismatch, puts the
     instructor's source back; the grader's hidden tests then fail the wrong answer (they never depended on
@@ -258,6 +262,7 @@ def test_edited_locked_test_cell_is_caught_by_checksum(faults):
     assert course.scores(a, "edited_test") == {g: 0.0 if g == edited else p for g, p in full.items()}
 
 
+@pytest.mark.full
 def test_warnings_do_not_cost_points(faults):
     course, a = faults["course"], faults["a"]
     assert course.scores(a, "warns") == faults["full"]
@@ -266,6 +271,7 @@ def test_warnings_do_not_cost_points(faults):
         "a graded cell's output is the grader's verdict, never what the student's code wrote to stderr")
 
 
+@pytest.mark.full
 def test_instructor_workflow_end_to_end(faults, tmp_path):
     """generate (fixture) -> collect into submitted/ (fixture) -> autograde (fixture) -> feedback -> CSV;
     and the student's `nbgrader validate` on a solved and an untouched notebook."""
@@ -290,6 +296,7 @@ def test_instructor_workflow_end_to_end(faults, tmp_path):
     assert "VALIDATION FAILED" in untouched.log, untouched.log[-2000:]
 
 
+@pytest.mark.full
 def test_regrading_gives_the_same_scores(faults):
     course, a = faults["course"], faults["a"]
     before = {s: course.scores(a, s) for s in ("solution", "edited_test", "warns")}

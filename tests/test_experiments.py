@@ -11,6 +11,7 @@ from course.build import worker_pool
 from bertlib.training.pretrain import PretrainConfig, pretrain
 
 
+@pytest.mark.full  # a minute of training: make check runs it, make test does not
 def test_bidirectional_sees_the_cue_on_the_right_and_causal_does_not():
     r = E.bidirectional(steps=250, seeds=(0,))
     rows = {row["attention"]: row for row in r["rows"]}
