@@ -3,9 +3,9 @@
 Each run of the catalogue ``RUNS`` is a call of a bertlib function (the default pretraining run, the five
 experiments, the fine-tunings). ``result(name)`` gives its result: from ``_build/.runs`` when a run with the
 same inputs was computed before, else computed there and then and stored. The key of a run is a hash of
-its function, its arguments, the keys of the runs it builds on, and the code that computes it (every file of
-bertlib, this module, the demo hook, the Python, torch and MiniLM versions), so a change to any of them
-computes the run again and nothing stale is ever read.
+its function (and its source, for the two defined here), its arguments, the keys of the runs it builds on, and
+the code that computes it (every file of bertlib, the demo hook, the Python, torch and MiniLM versions), so
+a change to any of them computes the run again and nothing stale is ever read.
 
 ``make book`` computes every run before Jupyter Book executes the chapter (``python -m course.build``: both
 cores, a progress line per run, no cell timeout to hit), so the chapter only reads results; an interrupted
@@ -18,6 +18,7 @@ import dataclasses
 import fcntl
 import hashlib
 import importlib
+import inspect
 import os
 import pickle
 import shutil
@@ -142,7 +143,7 @@ def _code_version() -> str:
     """A hash of everything a run's result depends on besides its arguments."""
     h = hashlib.sha256()
     files = sorted((ROOT / "bertlib").rglob("*.py")) + sorted((ROOT / "bertlib").rglob("*.jsonl"))
-    files += [Path(__file__), ROOT / "course" / "demos" / "ch11_pretraining.py"]
+    files += [ROOT / "course" / "demos" / "ch11_pretraining.py"]  # the default run's hook
     for f in files:
         h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
     import torch
@@ -165,7 +166,10 @@ def key(name: str) -> str:
     if not _VERSION:
         _VERSION.append(_code_version())
     run = RUNS[name]
-    parts = [run.func, repr(sorted(run.kwargs.items())), *(key(a) for a in run.after), _VERSION[0]]
+    module, func = run.func.split(":")
+    # a function of this module: its own source (an edit elsewhere in the module keeps every result)
+    source = inspect.getsource(getattr(sys.modules[__name__], func)) if module == __name__ else ""
+    parts = [run.func, source, repr(sorted(run.kwargs.items())), *(key(a) for a in run.after), _VERSION[0]]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 

@@ -97,6 +97,15 @@ def test_the_code_version_covers_bertlib_and_the_demo_hook():
         assert module.startswith("bertlib.") or module == "course.runs", f"{name}: {module} is not hashed"
 
 
+def test_a_run_defined_here_is_keyed_by_its_own_source(scratch_runs, monkeypatch):
+    """course.runs' own functions (the default run, the step timings) are hashed by their source, so an edit
+    to one recomputes its run and an edit elsewhere in the module recomputes nothing."""
+    monkeypatch.setitem(runs.RUNS, "first", runs.Run("course.runs:step_timings", {}, 1.0))
+    before = runs.key("first")
+    monkeypatch.setattr(runs.inspect, "getsource", lambda f: "def step_timings(): changed")
+    assert runs.key("first") != before
+
+
 def test_every_run_the_chapter_reads_is_in_the_catalogue():
     text = (ROOT / "chapters" / "11_pretraining.md").read_text(encoding="utf-8")
     named = set(re.findall(r'runs\.result\("([^"]+)"\)', text))
