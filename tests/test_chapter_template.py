@@ -23,8 +23,8 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
+from course.build import toc_pages
 from course.quiz import placement
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,20 +39,7 @@ EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def chapters() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    found = []
-
-    def walk(entries):
-        for e in entries or []:
-            if "file" in e and e["file"].startswith("chapters/"):
-                found.append(e["file"])
-            walk(e.get("sections"))
-            walk(e.get("chapters"))
-
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    walk(toc.get("chapters"))
-    return found
+    return [page for page in toc_pages() if page.startswith("chapters/")]
 
 
 def _without_code_cells(text: str) -> str:
