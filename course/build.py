@@ -266,7 +266,7 @@ def build(jobs_n: int, every: float, out=sys.stdout) -> dict[str, float]:
     total_cost = sum(j.cost for j in jobs)
     print(f"course.build: {len(jobs)} jobs ({sum(j.kind == 'run' for j in jobs)} training runs, "
           f"{sum(j.kind == 'notebook' for j in jobs)} notebooks) on {jobs_n} processes; logs in "
-          f"{LOGS.relative_to(ROOT)}", file=out, flush=True)
+          f"{os.path.relpath(LOGS)}", file=out, flush=True)
     queue = sorted(jobs, key=lambda j: -priority[j.name])
     done: dict[str, float] = {}
     failures: list[str] = []
@@ -286,6 +286,12 @@ def build(jobs_n: int, every: float, out=sys.stdout) -> dict[str, float]:
                 job, started = running.pop(fut)
                 try:
                     done[job.name] = fut.result()
+                except cf.process.BrokenProcessPool:  # its worker was stopped: Ctrl-C, or killed
+                    failures.append(f"course.build: {job.name} stopped after {now - started:.0f} s "
+                                    "(its worker process ended: Ctrl-C or a kill); it left nothing half-made")
+                    print(f"[{_clock(now - t0)}] STOPPED {job.name}", file=out, flush=True)
+                    queue.clear()
+                    continue
                 except Exception as e:  # noqa: BLE001 (reported with its log; the jobs running finish first)
                     tail = job.log.read_text(errors="replace")[-3000:] if job.log.exists() else ""
                     failures.append(f"course.build: {job.name} failed after {now - started:.0f} s: {e}\n"
@@ -308,7 +314,8 @@ def build(jobs_n: int, every: float, out=sys.stdout) -> dict[str, float]:
                          "the next build resumes from them") from None
     pool.shutdown()
     if failures:
-        raise SystemExit("\n".join(failures) + f"\ncourse.build: the {len(done)} jobs that finished are stored")
+        raise SystemExit("\n".join(failures) + f"\ncourse.build: the {len(done)} jobs that finished are stored; "
+                         "the next build resumes from them")
     wall = time.perf_counter() - t0
     print(f"course.build: {len(jobs)} jobs in {_clock(wall)} ({sum(done.values()) / wall:.2f} processes busy "
           f"on average; estimated {total_cost:.0f} s of work)", file=out)
