@@ -22,6 +22,7 @@ import argparse
 import concurrent.futures as cf
 import contextlib
 import fcntl
+import functools
 import json
 import multiprocessing
 import os
@@ -62,6 +63,7 @@ def toc_pages() -> list[str]:
     return pages
 
 
+@functools.lru_cache(maxsize=1)
 def _config() -> dict:
     return yaml.safe_load((ROOT / "_config.yml").read_text())
 
@@ -89,6 +91,7 @@ def notebook_timeout(nb) -> int:
     return int(own if own is not None else _config().get("execute", {}).get("timeout", 30))
 
 
+@functools.lru_cache(maxsize=1)
 def _nb_cache():
     from jupyter_cache import get_cache
 
@@ -150,8 +153,8 @@ def execute_notebook(page: str) -> float:
 def _seconds_between(start: str, end: str) -> float:
     from datetime import datetime
 
-    parse = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00"))  # noqa: E731
-    return (parse(end) - parse(start)).total_seconds()
+    start_t, end_t = (datetime.fromisoformat(t.replace("Z", "+00:00")) for t in (start, end))
+    return (end_t - start_t).total_seconds()
 
 
 @contextlib.contextmanager
