@@ -239,9 +239,10 @@ def test_the_optimizer_steps_exactly_as_adamw_s_plain_loop(tokenizer):
 
     topics = load_task("docstring_topics")[0]
     labels = label_names(topics)
-    models = [_tiny_head("classification", len(labels), tokenizer)[0] for _ in range(2)]
+    (first, tok), (second, _) = (_tiny_head("classification", len(labels), tokenizer) for _ in range(2))
+    models = [first, second]
     models[1].load_state_dict(models[0].state_dict())
-    batch = encode_classification(topics[:8], _tiny_head("classification", len(labels), tokenizer)[1], labels, 32)
+    batch = encode_classification(topics[:8], tok, labels, 32)
     fast = make_optimizer(models[0], 1e-3, 0.01)
     params = list(models[1].parameters())
     plain = torch.optim.AdamW([{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.01},
