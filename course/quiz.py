@@ -18,6 +18,12 @@ question). The placement depends only on the key and the number of options, so i
 build, and a quiz of four four-option questions uses each of A-D once. Without ``key`` the options are
 shown as written.
 
+Options that are all numbers ("0.478", "about 15%", "30,522") are shown in order, smallest first or
+largest first, never rotated into "5, 0, 1, 4". Such a question cannot take any letter, only the rank of
+its answer counted from either end, so within the quiz the letters that ``placement`` dealt are shared out
+again: the numeric questions take letters their order allows, the others keep theirs where they can. The
+quiz uses the same letters as before, only assigned to other questions.
+
 Picking an option marks it right or wrong at once (a CSS ``:checked`` rule); a "Show answer" fold
 (``<details>``) holds the answer and the reason. Text may use `backticks` for code; everything else is
 escaped, so a ``<`` in a question is shown, not parsed.
@@ -76,20 +82,96 @@ def placement(n_options: Sequence[int], key: str) -> list[int]:
     return [slot % n for slot, n in zip(slots, n_options)]
 
 
+_NUMBER = re.compile(r"^(?:about |exactly |roughly )?(-?[\d,]*\.?\d+(?:e-?\d+)?)\s*(?:%|x)?$")
+
+
+def _numeric_values(options: Sequence[str]) -> list[float] | None:
+    """The options' values if every option is a number ("0.478", "about 15%", "30,522"), else None."""
+    values = []
+    for option in options:
+        m = _NUMBER.match(str(option).strip())
+        if not m:
+            return None
+        values.append(float(m.group(1).replace(",", "")))
+    return values if len(set(values)) == len(values) else None
+
+
+def _numeric_slots(options: Sequence[str], right: int) -> dict[int, list[str]] | None:
+    """For a question whose options are all numbers: slot -> the options in order that put the right one at
+    that slot, ascending first, then descending. None if the options are not all numbers."""
+    values = _numeric_values(options)
+    if values is None:
+        return None
+    ascending = [options[i] for i in sorted(range(len(options)), key=lambda i: values[i])]
+    rank = ascending.index(options[right])
+    slots = {rank: ascending}
+    slots.setdefault(len(options) - 1 - rank, ascending[::-1])
+    return slots
+
+
+def _assign(targets: list[int], allowed: dict[int, list[int]]) -> list[int] | None:
+    """The quiz's slots (the multiset ``targets``) shared out again: question i of ``allowed`` gets one of the
+    slots listed for it (its own if it can, else the first that fits), and every other question keeps its
+    own slot where it can and takes a left-over one where it cannot. None if no such assignment exists."""
+    order = sorted(allowed, key=lambda i: len(allowed[i]))  # the most constrained first
+
+    def search(k: int, left: list[int], chosen: dict[int, int]) -> dict[int, int] | None:
+        if k == len(order):
+            return chosen
+        i = order[k]
+        for slot in sorted((s for s in allowed[i] if s in left), key=lambda s: s != targets[i]):
+            rest = list(left)
+            rest.remove(slot)
+            found = search(k + 1, rest, {**chosen, i: slot})
+            if found is not None:
+                return found
+        return None
+
+    chosen = search(0, list(targets), {})
+    if chosen is None:
+        return None
+    left = list(targets)
+    for slot in chosen.values():
+        left.remove(slot)
+    out = list(targets)
+    movers = []
+    for i in range(len(targets)):
+        if i in chosen:
+            out[i] = chosen[i]
+        elif targets[i] in left:
+            left.remove(targets[i])  # keeps its own slot
+        else:
+            movers.append(i)
+    for i in movers:
+        out[i] = left.pop(0)
+    return out
+
+
 def _placed(questions: Sequence[Question], key: str) -> list[Question]:
-    """The questions with each right option rotated onto its slot from ``placement``."""
-    targets = placement([len(q[1]) for q in questions], key)
-    out = []
-    for n, (q, target) in enumerate(zip(questions, targets)):
+    """The questions with each right option moved onto its slot from ``placement``: rotated there, or, for
+    options that are all numbers, put in order with the slots shared out again (see the module's docstring)."""
+    for n, q in enumerate(questions):
         if len(q) != 4:
             raise ValueError(f"question {n + 1}: expected (question, options, answer, why), got {len(q)} items")
-        question, options, answer, why = q
+    targets = placement([len(q[1]) for q in questions], key)
+    rights = [_answer_index(q[2], len(q[1])) for q in questions]
+    numeric = {n: s for n, q in enumerate(questions) if (s := _numeric_slots(list(q[1]), rights[n])) is not None}
+    if numeric:
+        shared = _assign(targets, {n: list(s) for n, s in numeric.items()})
+        if shared is None:
+            numeric = {}  # no way to order them all: rotate as usual
+        else:
+            targets = shared
+    out = []
+    for n, ((question, options, _, why), target, right) in enumerate(zip(questions, targets, rights)):
         options = list(options)
-        right = _answer_index(answer, len(options))
-        shift = (target - right) % len(options)  # rotate right by `shift`: index right -> target
-        rotated = options[-shift:] + options[:-shift] if shift else options
-        assert rotated[target] == options[right]
-        out.append((question, rotated, target, why))
+        if n in numeric:
+            placed = numeric[n][target]
+        else:
+            shift = (target - right) % len(options)  # rotate right by `shift`: index right -> target
+            placed = options[-shift:] + options[:-shift] if shift else options
+        assert placed[target] == options[right]
+        out.append((question, placed, target, why))
     return out
 
 

@@ -282,3 +282,25 @@ def test_chapter_links_say_the_number_of_the_chapter_they_open():
             name = Path(target).name
             if name in number:
                 assert int(shown) == number[name], f"{page}: 'chapter {shown}' links to {target}, chapter {number[name]}"
+
+
+def test_numeric_options_stay_in_order_and_the_quiz_keeps_its_letters():
+    """Options that are all numbers are shown smallest first or largest first, not rotated ("5, 0, 1, 4",
+    review G-7); the quiz still uses the letters placement dealt it, so the spreads above still hold."""
+    from course.quiz import quiz_html
+
+    questions = [(f"question {n}?", [f"right {n}", f"wrong {n}a", f"wrong {n}b", f"wrong {n}c"], 0, f"why {n}")
+                 for n in range(3)]
+    questions.append(("position?", ["0", "1", "4", "5"], "C", "counted across the pair"))
+    questions.append(("loss?", ["0.968", "0.478", "about 0.620", "0.208"], 1, "-ln 0.62"))
+    for key in ("ch03", "a", "b", "c", "d", "e"):
+        page = quiz_html(questions, key=key)
+        items = page.split('<li class="q">')[1:]
+        shown = [re.findall(r"<span>[A-D]\. (.*?)</span>", item) for item in items]
+        right = [next(i for i, label in enumerate(re.findall(r"<label>.*?</label>", item, flags=re.S))
+                      if "fb ok" in label) for item in items]
+        for options in shown[3:]:
+            values = [float(o.removeprefix("about ")) for o in options]
+            assert values in (sorted(values), sorted(values, reverse=True)), (key, options)
+        assert shown[3][right[3]] == "4" and shown[4][right[4]] == "0.478", (key, shown)
+        assert collections.Counter(right) == collections.Counter(placement([4] * 5, key)), key
