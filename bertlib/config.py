@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .io import read_json_object
+
 # Keys transformers writes that say what produced the file, not what the model is.
 _BOOKKEEPING_KEYS = {"transformers_version", "_name_or_path", "architectures", "model_type", "torch_dtype", "dtype"}
 
@@ -153,22 +155,3 @@ def _is_int(value) -> bool:
 
 def _is_number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def read_json_object(path: str | Path) -> dict[str, Any]:
-    """The JSON object in ``path`` (config.json, tokenizer_config.json). A file that is empty, truncated,
-    not UTF-8 or holds something other than an object is a ValueError that names the file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{path} is not a UTF-8 text file, so not JSON ({e})") from e
-    if not text.strip():
-        raise ValueError(f"{path} is empty: expected a JSON object {{...}}")
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path} is not valid JSON (truncated or edited by hand?): {e}") from e
-    if not isinstance(value, dict):
-        raise ValueError(f"{path} must hold a JSON object {{...}}, but holds a {type(value).__name__}")
-    return value

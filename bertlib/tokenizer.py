@@ -19,7 +19,7 @@ import os
 import re
 import unicodedata
 
-from .config import read_json_object
+from .io import read_json_object
 
 # BERT's special tokens, in the order of BERT's vocabulary ([PAD] 0, [UNK] 100, [CLS] 101, [SEP] 102,
 # [MASK] 103): a vocabulary built in code lists them first, in this order (``list(DEFAULT_SPECIAL_TOKENS.values())``).

@@ -20,6 +20,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
+from .io import ordinary_mode
+
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 # Modules that belong to a task head, not to the encoder: a base model ignores them in a checkpoint,
 # and a head model that does not find its own in a checkpoint starts them fresh (fine-tuning).
@@ -132,10 +134,3 @@ def write_state_dict(model: torch.nn.Module, model_dir: Path) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
-
-
-def ordinary_mode(mode: int = 0o666) -> int:
-    """``mode`` less the process's umask: the permissions ``open()`` or ``mkdir()`` would give."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return mode & ~umask
