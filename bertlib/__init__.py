@@ -11,7 +11,6 @@ from .attention import additive_mask, build_attention_mask, causal_visibility, e
 from .config import BertConfig
 from .embeddings import BertEmbeddings
 from .heads import (
-    IGNORE_INDEX,
     BertForMaskedLM,
     BertForNextSentencePrediction,
     BertForPreTraining,
@@ -26,7 +25,7 @@ from .modeling import BertModel, BertPreTrainedModel
 from .params import count_module_parameters, count_parameters
 from .weights import CheckpointMismatchError, MissingWeightsError, UnreadableWeightsError
 
-from .masking import mask_tokens, masking_statistics
+from .masking import IGNORE_INDEX, mask_tokens, masking_statistics
 from .nsp import NspExample, create_nsp_examples
 from .tokenizer import DEFAULT_SPECIAL_TOKENS, BertTokenizer
 

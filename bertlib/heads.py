@@ -16,9 +16,8 @@ from torch import nn
 
 from .config import BertConfig
 from .activations import ACT2FN
+from .masking import IGNORE_INDEX
 from .modeling import BertModel, BertPreTrainedModel, ModelOutput
-
-IGNORE_INDEX = -100  # the label of a position that is not predicted (cross_entropy's default ignore_index)
 
 
 # ----------------------------------------------------------------------------- outputs

@@ -31,7 +31,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .heads import IGNORE_INDEX  # the label of a position that is not predicted: the losses skip it
+# The label of a position that is not predicted: torch.nn.functional.cross_entropy's default ignore_index,
+# so the losses (heads.py) skip it. Defined here, where the labels are made; fine-tuning's tagging labels use it too.
+IGNORE_INDEX = -100
 
 
 def special_tokens_mask(input_ids: torch.Tensor, special_ids: Iterable[int]) -> torch.Tensor:
@@ -106,6 +108,28 @@ def mask_tokens(
     inputs = torch.where(to_random, random_ids, input_ids)  # (B, T), a new tensor: input_ids is not mutated
     inputs = torch.where(to_mask, mask_token_id, inputs)  # (B, T)
     return inputs, labels
+
+
+def mask_batch(
+    batch: dict[str, torch.Tensor],
+    tokenizer,
+    generator: torch.Generator | None = None,
+    *,
+    mlm_probability: float = 0.15,
+    mask_replace_prob: float = 0.8,
+    random_replace_prob: float = 0.1,
+) -> dict[str, torch.Tensor]:
+    """``batch`` ready for masked language modelling: its ``input_ids`` masked by ``mask_tokens`` (never at
+    a position its ``attention_mask`` hides) and its ``labels`` added; every other entry (segment ids, the
+    attention mask, NSP labels) is kept. The ids come from ``tokenizer`` ([MASK], the vocabulary size, the
+    special tokens). Every training batch of bertlib is masked here: pretraining, its held-out pairs, the
+    experiments."""
+    inputs, labels = mask_tokens(
+        batch["input_ids"], tokenizer=tokenizer, attention_mask=batch.get("attention_mask"),
+        mlm_probability=mlm_probability, mask_replace_prob=mask_replace_prob,
+        random_replace_prob=random_replace_prob, generator=generator,
+    )
+    return {**batch, "input_ids": inputs, "labels": labels}
 
 
 def _check_probabilities(mlm_probability: float, mask_replace_prob: float, random_replace_prob: float) -> None:
