@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"
-	@$(PY) -m course.grading.sandbox || echo "warning: the grading sandbox cannot run here (see above); nbgrader autograde will refuse to grade"
+	@$(PY) -m bertgrader.sandbox || echo "warning: the grading sandbox cannot run here (see above); nbgrader autograde will refuse to grade"
 	touch $(STAMP)
 
 js: $(STAMP)
@@ -59,7 +59,7 @@ benchmarks: $(STAMP)
 
 # The nbgrader source notebooks, from their percent-format sources (deterministic: a rebuild changes no byte).
 notebooks: $(STAMP)
-	$(PY) tools/build_notebooks.py
+	$(PY) -m bertgrader.assignment
 
 # Regenerate the student versions in exercises/ from solutions/ (nbgrader needs the venv on PATH).
 exercises: notebooks

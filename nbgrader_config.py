@@ -15,7 +15,7 @@ c.CourseDirectory.course_id = "bert-course"
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "exercises"
 # Instructor-only files beside each source notebook: never released, never copied next to a submission.
-# Every .py file there is one: <assignment>.py the notebook's source with its solutions (tools/build_notebooks.py
+# Every .py file there is one: <assignment>.py the notebook's source with its solutions (bertgrader/assignment.py
 # builds the .ipynb from it), hidden_tests.py the hidden tests (run by the grader, outside the student's
 # kernel), mistakes.py the named wrong answers the tests submit; PROPERTIES.md lists what each task states
 # and the check that covers it.
@@ -29,7 +29,7 @@ c.Execute.interrupt_on_timeout = True
 # The kernel is thrown away after grading: killing it saves the 2-3 s a polite shutdown waits per notebook.
 c.Execute.shutdown_kernel = "immediate"
 
-# Trusted grading (course/grading): every student kernel runs in a bubblewrap sandbox, and graded cells
+# Trusted grading (bertgrader): every student kernel runs in a bubblewrap sandbox, and graded cells
 # are scored by the hidden tests in solutions/<a>/hidden_tests.py, run here in the grader's process
 # against the student's functions, never in the student's kernel. If the sandbox cannot run, autograde
 # stops and says why; `--TrustedExecute.sandbox=none` grades without it (trusted code only).
@@ -38,13 +38,13 @@ from nbgrader.preprocessors import (  # noqa: E402
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-from course.grading.preprocessors import SafeFeedback, TrustedExecute  # noqa: E402
+from bertgrader.preprocessors import SafeFeedback, TrustedExecute  # noqa: E402
 
 c.TrustedExecute.source_root = os.path.join(c.CourseDirectory.root, c.CourseDirectory.source_directory)
 c.TrustedExecute.sandbox = "bwrap"
 # Refuse `nbgrader autograde` before it touches the gradebook when the sandbox cannot run here.
 if "autograde" in sys.argv[1:3] and not any(a.startswith("--TrustedExecute.sandbox=none") for a in sys.argv):
-    from course.grading.sandbox import SandboxUnavailable, check_available  # noqa: E402
+    from bertgrader.sandbox import SandboxUnavailable, check_available  # noqa: E402
 
     try:
         check_available()

@@ -1,4 +1,4 @@
-"""Grade a class of 60 with `python -m course.grade`, 1 worker against 2, and say where the time goes.
+"""Grade a class of 60 with `python -m bertgrader`, 1 worker against 2, and say where the time goes.
 
     python benchmarks/bench_class.py              # target: 2 workers >= 1.7x 1 worker, on a 2-core machine
 
@@ -6,9 +6,9 @@ A temporary course gets every assignment released. Sixty students submit 08_mask
 solution and its named mistakes, in turn); one student submits every assignment, one notebook each. In one
 run, taking turns on the same course:
 
-    1 worker    python -m course.grade 08_masking --workers 1 --force --student <the 60>
-    2 workers   python -m course.grade 08_masking --workers 2 --force --student <the 60>
-    every       python -m course.grade all --student calib --workers 1    (one notebook of each assignment)
+    1 worker    python -m bertgrader 08_masking --workers 1 --force --student <the 60>
+    2 workers   python -m bertgrader 08_masking --workers 2 --force --student <the 60>
+    every       python -m bertgrader all --student calib --workers 1    (one notebook of each assignment)
 
 Each command's wall time is timed whole (start-up included). Every submission's time is split (from the
 command's --report) into prepare (nbgrader reads and sanitises the submission), kernel (starting the
@@ -74,12 +74,12 @@ def timed(course: Course, *args) -> dict:
                MPLBACKEND="Agg")
     busy0, niced0 = cpu_seconds()
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "course.grade", *args, "--report", str(report)], cwd=course.root,
+    proc = subprocess.run([sys.executable, "-m", "bertgrader", *args, "--report", str(report)], cwd=course.root,
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
     busy1, niced1 = cpu_seconds()
     if proc.returncode != 0:
-        raise SystemExit(f"course.grade {' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n"
+        raise SystemExit(f"bertgrader {' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n"
                          f"{proc.stderr[-3000:]}")
     data = json.loads(report.read_text())
     return {"wall": wall, "cores": (busy1 - busy0) / wall, "niced": (niced1 - niced0) / wall,
@@ -134,7 +134,7 @@ def main() -> int:
 
     speedup = one["wall"] / two["wall"]
     grading_speedup = one["grading"] / two["grading"]
-    print(f"python -m course.grade {A}, {CLASS_SIZE} submissions, on {os.cpu_count()} cores "
+    print(f"python -m bertgrader {A}, {CLASS_SIZE} submissions, on {os.cpu_count()} cores "
           f"(load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after)")
     print(f"{'':<12}{'wall s':>9}{'per nb s':>10}{'nb/min':>8}{'grading s':>11}{'cores busy':>12}{'niced':>7}")
     for label, run in (("1 worker", one), ("2 workers", two)):

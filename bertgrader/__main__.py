@@ -1,11 +1,11 @@
-"""``python -m course.grade <assignment|all> --workers N``: grade a whole class at once.
+"""``python -m bertgrader <assignment|all> --workers N``: grade a whole class at once.
 
-The command lives in course.grading.class_run (``--help`` lists every option); this module is its
+The command lives in bertgrader.classes.run (``--help`` lists every option); this module is its
 entry point, so the instructor's command is short.
 """
 import sys
 
-from course.grading.class_run import main
+from bertgrader.classes.run import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,9 +1,19 @@
-"""Build the nbgrader source notebooks solutions/<a>/<a>.ipynb from their sources solutions/<a>/<a>.py.
+"""One assignment of the course: the folder solutions/<a>/ and everything in it, in one place.
 
-    python tools/build_notebooks.py                  # every assignment (what `make notebooks` runs)
-    python tools/build_notebooks.py 08_masking       # one
-    python tools/build_notebooks.py --check          # fail, naming them, if a committed notebook is stale
-    python tools/build_notebooks.py --lint           # pyflakes over each source, and each mistake in place
+    a = Assignment.at(root, "08_masking")     # root: the course (the folder holding solutions/)
+    a.build()                                  # solutions/<a>/<a>.ipynb from its source <a>.py
+    a.mistakes()                               # the named wrong answers of mistakes.py
+    a.points()                                 # {graded cell: points}, from the notebook
+    a.hidden_tests                             # the grader's tests, one function per graded cell
+
+    python -m bertgrader.assignment                  # build every notebook (what `make notebooks` runs)
+    python -m bertgrader.assignment 08_masking       # one
+    python -m bertgrader.assignment --check          # fail, naming them, if a committed notebook is stale
+    python -m bertgrader.assignment --lint           # pyflakes over each source, and each mistake in place
+
+A folder solutions/<a>/ holds: <a>.py, the source; <a>.ipynb, the nbgrader source notebook built from
+it; mistakes.py, the named wrong answers; hidden_tests.py, the grader's tests (bertgrader.checks runs
+them); PROPERTIES.md, each rule the task states and the check and mistake that test it.
 
 A source is a Python file in jupytext's "percent" format: real code, real markdown (as `# ` comments),
 one cell per `# %%` header. The header says what nbgrader makes of the cell:
@@ -20,7 +30,7 @@ the lines up to the next header, without the blank lines around it. The notebook
 nbgrader metadata (no jupytext pairing, so nothing of the source can leak into the student version),
 written deterministically (cell id = grade id, or cell-NN by position), so a rebuild changes no byte.
 
-solutions/<a>/mistakes.py, in the same format, holds the named wrong answers (read_mistakes below):
+mistakes.py, in the same format, holds the named wrong answers (Assignment.mistakes):
 
     # %% <name> cell=<solution grade_id> loses=<graded id>[,<graded id>...]
     # why: <what is wrong, in one line>
@@ -32,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
 import re
 import sys
 from dataclasses import dataclass, field
@@ -39,16 +50,15 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
-SOLUTIONS = ROOT / "solutions"
+HIDDEN_TESTS = "hidden_tests.py"  # in solutions/<a>/: one function per graded cell, named by its grade id
 
-# The first cell of every notebook: course.grading.notebook sends warnings and log records to stdout
+# The first cell of every notebook: bertgrader.kernel.notebook sends warnings and log records to stdout
 # (nbgrader scores a test cell zero as soon as it writes to stderr) and defines bertlib_unavailable().
 SETUP_PREAMBLE = """\
 # Setup (read-only): run this cell first.
-from course.grading.notebook import *  # warnings to stdout (nbgrader zeroes a cell that writes to stderr), bertlib_unavailable
+from bertgrader.kernel.notebook import *  # warnings to stdout (nbgrader zeroes a cell that writes to stderr), bertlib_unavailable
 """
-STAR_MODULE = ROOT / "course" / "grading" / "notebook.py"  # what the preamble's `import *` gives: its __all__
+STAR_MODULE = Path(__file__).resolve().parent / "kernel" / "notebook.py"  # the preamble's `import *`: its __all__
 
 HIDDEN_NOTE = ("# The grader also checks this part on new inputs (hidden tests), outside your kernel: passing the\n"
                "# visible tests above is necessary, not sufficient.")
@@ -157,97 +167,183 @@ def to_notebook_cell(cell: Cell, path: Path):
 
 
 def _shown(path: Path) -> Path:
-    """``path`` as messages show it: relative to the repository where it is inside it."""
-    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    """``path`` as messages show it: relative to the working directory where it is inside it."""
+    path = Path(path).resolve()
+    return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
 
 
-def source_path(name: str) -> Path:
-    return SOLUTIONS / name / f"{name}.py"
+@dataclass(frozen=True)
+class Assignment:
+    """One assignment: its name and its folder solutions/<name>/."""
+
+    name: str
+    folder: Path
+
+    @classmethod
+    def at(cls, root: Path, name: str) -> "Assignment":
+        """Assignment ``name`` of the course at ``root`` (the folder holding solutions/)."""
+        return cls(name, Path(root) / "solutions" / name)
+
+    @property
+    def source(self) -> Path:
+        return self.folder / f"{self.name}.py"
+
+    @property
+    def notebook(self) -> Path:
+        return self.folder / f"{self.name}.ipynb"
+
+    @property
+    def mistakes_file(self) -> Path:
+        return self.folder / "mistakes.py"
+
+    @property
+    def hidden_tests(self) -> Path:
+        return self.folder / HIDDEN_TESTS
+
+    # --- the notebook, from its source
+    def build_notebook(self) -> nbformat.NotebookNode:
+        path = self.source
+        nb = nbformat.v4.new_notebook()
+        nb.metadata = {
+            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        }
+        cells = split_cells(path.read_text(encoding="utf-8"), path)
+        if not cells:
+            raise SourceError(f"{path}: no `# %%` cell, so no notebook (the format: docs/exercises.md)")
+        seen = set()
+        for i, cell in enumerate(cells):
+            nb_cell = to_notebook_cell(cell, path)
+            # Stable ids: a rebuild of an unchanged source is byte-identical.
+            nb_cell.id = nb_cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell-{i:02d}"
+            if nb_cell.id in seen:
+                raise SourceError(f"{path}:{cell.line}: duplicate cell id {nb_cell.id}")
+            seen.add(nb_cell.id)
+            nb.cells.append(nb_cell)
+        nbformat.validate(nb)
+        return nb
+
+    def render(self) -> str:
+        """The .ipynb text built from the source (what build() writes)."""
+        return nbformat.writes(self.build_notebook()) + "\n"
+
+    def build(self) -> Path:
+        self.notebook.write_text(self.render(), encoding="utf-8")
+        return self.notebook
+
+    def is_stale(self) -> bool:
+        """The committed notebook is missing or differs from what the source builds."""
+        return not self.notebook.is_file() or self.notebook.read_text(encoding="utf-8") != self.render()
+
+    # --- what the notebook says
+    def read_notebook(self) -> nbformat.NotebookNode:
+        return read_nb(self.notebook)
+
+    def points(self) -> dict[str, float]:
+        """{grade_id: points} of every graded cell."""
+        return points(self.read_notebook())
+
+    def answers(self) -> dict[str, str]:
+        """{grade_id: source} of every solution cell (the instructor's answers)."""
+        return solution_answers(self.read_notebook())
+
+    # --- the named mistakes
+    def _mistake_cells(self) -> list[tuple[str, str, str | None, list[str] | None, str, int]]:
+        """(mistake, solution grade_id, why, loses, code, line of the code's first line) per mistakes.py cell."""
+        path = self.mistakes_file
+        if not path.is_file():
+            return []
+        out = []
+        for cell in split_cells(path.read_text(encoding="utf-8"), path):
+            where = f"{path}:{cell.line}"
+            if len(cell.header) != 1 or not re.fullmatch(r"[A-Za-z0-9_]+", cell.header[0]) or "cell" not in cell.options:
+                raise SourceError(f"{where}: a mistake's header is `# %% <name> cell=<grade_id> loses=<grade_id>,...`")
+            if set(cell.options) - {"cell", "loses"}:
+                raise SourceError(f"{where}: unknown option(s) {sorted(set(cell.options) - {'cell', 'loses'})}")
+            lines, first = list(cell.lines), cell.first
+            why = None
+            if lines and lines[0].startswith("# why: "):
+                why, first = lines.pop(0)[len("# why: "):], first + 1
+            while lines and not lines[0].strip():
+                lines.pop(0)
+                first += 1
+            code = "\n".join(lines).strip("\n")
+            if not code:
+                raise SourceError(f"{where}: mistake {cell.header[0]} has no code")
+            loses = cell.options["loses"].split(",") if "loses" in cell.options else None
+            out.append((cell.header[0], cell.options["cell"], why, loses, code, first))
+        return out
+
+    def mistakes(self) -> dict:
+        """mistakes.py as ``{mistake: {"why", "cells": {solution grade_id: code}, "loses"}}``."""
+        path = self.mistakes_file
+        mistakes = {}
+        for mistake, gid, why, loses, code, line in self._mistake_cells():
+            where = f"{path}:{line}"
+            if mistake not in mistakes:
+                if why is None or loses is None:
+                    raise SourceError(f"{where}: mistake {mistake} says what it loses (loses=...) and why (`# why: ...`)")
+                mistakes[mistake] = {"why": why, "cells": {}, "loses": loses}
+            elif why is not None or loses is not None:
+                raise SourceError(f"{where}: mistake {mistake} gives its why and loses at its first cell only")
+            if gid in mistakes[mistake]["cells"]:
+                raise SourceError(f"{where}: mistake {mistake} rewrites cell {gid} twice")
+            mistakes[mistake]["cells"][gid] = code
+        return mistakes
+
+    def lint(self) -> list[str]:
+        return lint(self)
 
 
-def build_notebook(name: str) -> nbformat.NotebookNode:
-    path = source_path(name)
-    nb = nbformat.v4.new_notebook()
-    nb.metadata = {
-        "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-    }
-    cells = split_cells(path.read_text(encoding="utf-8"), path)
-    if not cells:
-        raise SourceError(f"{path}: no `# %%` cell, so no notebook (the format: docs/exercises.md)")
-    seen = set()
-    for i, cell in enumerate(cells):
-        nb_cell = to_notebook_cell(cell, path)
-        # Stable ids: a rebuild of an unchanged source is byte-identical.
-        nb_cell.id = nb_cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell-{i:02d}"
-        if nb_cell.id in seen:
-            raise SourceError(f"{path}:{cell.line}: duplicate cell id {nb_cell.id}")
-        seen.add(nb_cell.id)
-        nb.cells.append(nb_cell)
-    nbformat.validate(nb)
-    return nb
+def assignments(root: Path) -> list[str]:
+    """The course's assignments: the folders of root/solutions/ that hold a notebook of the same name."""
+    solutions = Path(root) / "solutions"
+    return sorted(p.name for p in solutions.iterdir() if (p / f"{p.name}.ipynb").is_file()) if solutions.is_dir() else []
 
 
-def render(name: str) -> str:
-    """The .ipynb text for assignment ``name`` (what build() writes)."""
-    return nbformat.writes(build_notebook(name)) + "\n"
-
-
-def build(name: str) -> Path:
-    out = SOLUTIONS / name / f"{name}.ipynb"
-    out.write_text(render(name), encoding="utf-8")
-    return out
-
-
-def source_names() -> list[str]:
+def sources(root: Path) -> list[str]:
     """The assignments that have a source: solutions/<a>/<a>.py."""
-    return sorted(p.parent.name for p in SOLUTIONS.glob("*/*.py") if p.stem == p.parent.name)
+    return sorted(p.parent.name for p in (Path(root) / "solutions").glob("*/*.py") if p.stem == p.parent.name)
 
 
-# ------------------------------------------------------------------------------------------------- mistakes
-def _mistake_cells(name: str) -> list[tuple[str, str, str | None, list[str] | None, str, int]]:
-    """(mistake, solution grade_id, why, loses, code, line of the code's first line) per mistakes.py cell."""
-    path = SOLUTIONS / name / "mistakes.py"
-    if not path.is_file():
-        return []
-    out = []
-    for cell in split_cells(path.read_text(encoding="utf-8"), path):
-        where = f"{path}:{cell.line}"
-        if len(cell.header) != 1 or not re.fullmatch(r"[A-Za-z0-9_]+", cell.header[0]) or "cell" not in cell.options:
-            raise SourceError(f"{where}: a mistake's header is `# %% <name> cell=<grade_id> loses=<grade_id>,...`")
-        if set(cell.options) - {"cell", "loses"}:
-            raise SourceError(f"{where}: unknown option(s) {sorted(set(cell.options) - {'cell', 'loses'})}")
-        lines, first = list(cell.lines), cell.first
-        why = None
-        if lines and lines[0].startswith("# why: "):
-            why, first = lines.pop(0)[len("# why: "):], first + 1
-        while lines and not lines[0].strip():
-            lines.pop(0)
-            first += 1
-        code = "\n".join(lines).strip("\n")
-        if not code:
-            raise SourceError(f"{where}: mistake {cell.header[0]} has no code")
-        loses = cell.options["loses"].split(",") if "loses" in cell.options else None
-        out.append((cell.header[0], cell.options["cell"], why, loses, code, first))
-    return out
+# ------------------------------------------------------------------------------------------------ notebooks
+def read_nb(path) -> nbformat.NotebookNode:
+    return nbformat.read(str(path), as_version=4)
 
 
-def read_mistakes(name: str) -> dict:
-    """solutions/<name>/mistakes.py as ``{mistake: {"why", "cells": {solution grade_id: code}, "loses"}}``."""
-    path = SOLUTIONS / name / "mistakes.py"
-    mistakes = {}
-    for mistake, gid, why, loses, code, line in _mistake_cells(name):
-        where = f"{path}:{line}"
-        if mistake not in mistakes:
-            if why is None or loses is None:
-                raise SourceError(f"{where}: mistake {mistake} says what it loses (loses=...) and why (`# why: ...`)")
-            mistakes[mistake] = {"why": why, "cells": {}, "loses": loses}
-        elif why is not None or loses is not None:
-            raise SourceError(f"{where}: mistake {mistake} gives its why and loses at its first cell only")
-        if gid in mistakes[mistake]["cells"]:
-            raise SourceError(f"{where}: mistake {mistake} rewrites cell {gid} twice")
-        mistakes[mistake]["cells"][gid] = code
-    return mistakes
+def grade_id(cell) -> str | None:
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+def is_solution(cell) -> bool:
+    return bool(cell.metadata.get("nbgrader", {}).get("solution"))
+
+
+def is_graded(cell) -> bool:
+    return bool(cell.metadata.get("nbgrader", {}).get("grade"))
+
+
+def solution_answers(source_nb) -> dict[str, str]:
+    """{grade_id: source} of every solution cell of a source notebook (the instructor's answers)."""
+    return {grade_id(c): c.source for c in source_nb.cells if is_solution(c)}
+
+
+def points(source_nb) -> dict[str, float]:
+    """{grade_id: points} of every graded cell."""
+    return {grade_id(c): float(c.metadata["nbgrader"]["points"]) for c in source_nb.cells if is_graded(c)}
+
+
+def filled(release_nb, answers: dict[str, str]) -> nbformat.NotebookNode:
+    """A copy of the student version with the solution cells named in ``answers`` replaced by that code,
+    as a student would type it (the rest untouched, metadata kept so nbgrader can match the cells)."""
+    nb = copy.deepcopy(release_nb)
+    by_id = {grade_id(c): c for c in nb.cells if is_solution(c)}
+    unknown = set(answers) - set(by_id)
+    if unknown:
+        raise KeyError(f"not solution cells of this notebook: {sorted(unknown)} (known: {sorted(by_id)})")
+    for gid, src in answers.items():
+        by_id[gid].source = src
+    return nb
 
 
 # ----------------------------------------------------------------------------------------------------- lint
@@ -269,7 +365,7 @@ def _text(m) -> str:
     return m.message % m.message_args
 
 
-def lint(name: str) -> list[str]:
+def lint(assignment: Assignment) -> list[str]:
     """pyflakes' messages for the source, run as the notebook runs it (cell after cell, with the names the
     setup cell's `import *` gives); an import the setup cell offers and no cell uses is not one (it is
     there for the student). Then each mistake, run in its notebook in place of the cell it rewrites:
@@ -277,7 +373,7 @@ def lint(name: str) -> list[str]:
     would lose its points for the wrong reason)."""
     from pyflakes.messages import UndefinedName, UnusedImport
 
-    path = source_path(name)
+    path = assignment.source
     rel = _shown(path)
     mistakes_rel = _shown(path.parent / "mistakes.py")
     text = path.read_text(encoding="utf-8")
@@ -288,7 +384,7 @@ def lint(name: str) -> list[str]:
     solutions = {c.header[1]: c for c in cells if c.header[:1] == ["solution"] and len(c.header) == 2}
     lines = text.splitlines()
     by_mistake: dict[str, list] = {}
-    for mistake, gid, _, _, code, line in _mistake_cells(name):
+    for mistake, gid, _, _, code, line in assignment._mistake_cells():
         if gid not in solutions:
             messages.append(f"{mistakes_rel}:{line}: mistake {mistake} rewrites {gid!r}, which is "
                             f"not a solution cell of {rel.name} ({', '.join(solutions)})")
@@ -314,30 +410,35 @@ def lint(name: str) -> list[str]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bertgrader.assignment",
+                                     description="Build the nbgrader source notebooks solutions/<a>/<a>.ipynb "
+                                                 "from their sources solutions/<a>/<a>.py.")
     parser.add_argument("names", nargs="*", help="assignments (default: every solutions/<a>/<a>.py)")
+    parser.add_argument("--root", type=Path, default=Path("."), help="the course: the folder holding solutions/ "
+                        "(default: the working directory)")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--check", action="store_true", help="build nothing; fail if a committed notebook is stale")
     group.add_argument("--lint", action="store_true", help="build nothing; run pyflakes over sources and mistakes")
     args = parser.parse_args(argv)
-    known = source_names()
+    known = sources(args.root)
+    if not known:
+        parser.error(f"{args.root.resolve()} holds no solutions/<a>/<a>.py: run from the course's folder or pass --root")
     unknown = [n for n in args.names if n not in known]
     if unknown:
         parser.error(f"no source solutions/<a>/<a>.py for {unknown}; known: {', '.join(known)}")
-    names = args.names or known
+    chosen = [Assignment.at(args.root, n) for n in args.names or known]
     try:
         if args.check:
-            stale = [n for n in names if not (SOLUTIONS / n / f"{n}.ipynb").is_file()
-                     or (SOLUTIONS / n / f"{n}.ipynb").read_text(encoding="utf-8") != render(n)]
-            for n in stale:
-                print(f"solutions/{n}/{n}.ipynb is stale: run `make notebooks`", file=sys.stderr)
+            stale = [a for a in chosen if a.is_stale()]
+            for a in stale:
+                print(f"{_shown(a.notebook)} is stale: run `make notebooks`", file=sys.stderr)
             return 1 if stale else 0
         if args.lint:
-            messages = [msg for n in names for msg in lint(n)]
-            print("\n".join(messages) if messages else f"pyflakes: no messages ({len(names)} assignments)")
+            messages = [msg for a in chosen for msg in a.lint()]
+            print("\n".join(messages) if messages else f"pyflakes: no messages ({len(chosen)} assignments)")
             return 1 if messages else 0
-        for n in names:
-            print(_shown(build(n)))
+        for a in chosen:
+            print(_shown(a.build()))
     except SourceError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

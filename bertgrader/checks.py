@@ -2,7 +2,7 @@
 
 An assignment's hidden tests live beside its source notebook, in ``solutions/<a>/hidden_tests.py``: one
 function per graded cell, named by the cell's grade id, taking the student's notebook as a
-course.grading.remote.Student. They run in the grader's process (never in the student's kernel), call
+bertgrader.remote.Student. They run in the grader's process (never in the student's kernel), call
 the student's functions through ``student``, and compare what comes back with bertlib::
 
     SWITCHED_OFF = ["bertlib.masking.mask_tokens"]       # stubs in the kernel while it is graded
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import torch
 
-from course.grading.remote import KernelGone, StudentError
+from bertgrader.assignment import HIDDEN_TESTS
+from bertgrader.remote import KernelGone, StudentError
 
-HIDDEN_TESTS = "hidden_tests.py"
 
 
 class CheckFailed(AssertionError):
@@ -97,7 +97,7 @@ def _unexpected(e: Exception) -> str:
 
 def kind_of(value) -> str:
     """What came back, in words: an object left in the kernel (not plain data) says which."""
-    from course.grading.remote import Remote
+    from bertgrader.remote import Remote
 
     if isinstance(value, Remote):
         return f"an object that is not plain data ({value!r})"

@@ -1,4 +1,4 @@
-"""A jupyter_client kernel manager that starts every kernel inside course.grading.sandbox.
+"""A jupyter_client kernel manager that starts every kernel inside bertgrader.sandbox.
 
 The kernel binds its ipc sockets in the sandbox's private /tmp; once bubblewrap reports the sandbox's
 first process, this manager points its own side at ``/proc/<pid>/root/tmp/kernel-<n>``. Interrupts go
@@ -17,7 +17,7 @@ from pathlib import Path
 import zmq
 from jupyter_client import AsyncKernelManager
 
-from course.grading.sandbox import IPC_PREFIX, Sandbox, read_child_pid
+from bertgrader.sandbox import IPC_PREFIX, Sandbox, read_child_pid
 
 
 MAX_MESSAGE_BYTES = 96 * 2**20  # above the wire's 64 MiB answers, base64-encoded
@@ -43,7 +43,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         # The lifeline: the kernel exits when this pipe's write end closes, i.e. when this process dies.
         life_r, self._lifeline = os.pipe()
         if cmd[1:3] == ["-m", "ipykernel_launcher"]:
-            cmd = [cmd[0], "-m", "course.grading.lifeline", str(life_r)] + cmd[1:]
+            cmd = [cmd[0], "-m", "bertgrader.kernel.lifeline", str(life_r)] + cmd[1:]
         cmd = box.wrap(cmd, info_fd=info_w)
         kw.update(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                   pass_fds=(info_w, life_r), env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})

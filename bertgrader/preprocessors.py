@@ -2,7 +2,7 @@
 
 ``TrustedExecute`` replaces nbgrader's Execute in ``nbgrader autograde``:
 
-- every kernel starts in the bubblewrap sandbox (course.grading.sandbox); if the sandbox cannot run,
+- every kernel starts in the bubblewrap sandbox (bertgrader.sandbox); if the sandbox cannot run,
   grading stops with a message saying why, unless the instructor passes ``--TrustedExecute.sandbox=none``
   (a warning then says that student code runs with the instructor's rights);
 - the student's cells run in that kernel as usual, but a graded test cell is not executed there: the
@@ -33,12 +33,12 @@ from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Enum, Integer, Unicode
 
-from course.grading import checks
-from course.grading.kernel import SandboxedKernelManager
-from course.grading.kernel_side import MIME
-from course.grading.remote import KernelGone, Student
-from course.grading.sandbox import Limits, Sandbox, check_available
-from course.grading.switch_off import stubbed_bertlib
+from bertgrader import checks
+from bertgrader.kernel_manager import SandboxedKernelManager
+from bertgrader.kernel.kernel_side import MIME
+from bertgrader.remote import KernelGone, Student
+from bertgrader.sandbox import Limits, Sandbox, check_available, package_dir
+from bertgrader.switch_off import stubbed_bertlib
 
 SAFE_MIME = {"text/plain", "image/png", "image/jpeg", MIME}
 NOT_RUN = "not graded: {why}; the cells after it could not run"
@@ -118,7 +118,7 @@ class TrustedExecute(Execute):
         overlays, hidden = {}, []
         switched_off = list(getattr(self._module, "SWITCHED_OFF", []))
         if switched_off:
-            overlays[str(Path(__file__).resolve().parents[2] / "bertlib")] = str(stubbed_bertlib(switched_off))
+            overlays[str(package_dir("bertlib"))] = str(stubbed_bertlib(switched_off))
         try:
             import transformers
 

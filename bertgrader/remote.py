@@ -12,8 +12,8 @@ it runs.
 """
 from __future__ import annotations
 
-from course.grading import wire
-from course.grading.kernel_side import MIME
+from bertgrader.kernel import wire
+from bertgrader.kernel.kernel_side import MIME
 
 
 class StudentError(Exception):
@@ -54,7 +54,7 @@ class Student:
             return False
 
     def _request(self, request: dict):
-        code = ("__import__('course.grading.kernel_side', fromlist=['serve']).serve("
+        code = ("__import__('bertgrader.kernel.kernel_side', fromlist=['serve']).serve("
                 f"{wire.to_text(wire.encode(request))!r})")
         outputs, status = self._run(code)
         if status == "dead":

@@ -1,7 +1,8 @@
 """Run a student's kernel in a bubblewrap sandbox: no network, a read-only view of what it needs, limits.
 
-What the kernel sees: the system's /usr, the Python installation and the virtualenv, bertlib and course
-(with the functions the assignment asks for switched off, see course.grading.switch_off), the folder of
+What the kernel sees: the system's /usr, the Python installation and the virtualenv, bertlib (with the
+functions the assignment asks for switched off, see bertgrader.switch_off), the kernel side of this
+package (``bertgrader/kernel/``: nothing of the grader's own side, the hidden tests or the book), the folder of
 the notebook it grades (read-only) and a small private /tmp. Not the instructor's home, solutions/, the
 gradebook, other students' folders, the environment, or the network: it runs in its own network, PID,
 IPC and mount namespaces, as an unprivileged user, with resource limits (``Limits``).
@@ -15,6 +16,7 @@ on the instructor's disk.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import select
@@ -26,7 +28,7 @@ import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+GRADER = Path(__file__).resolve().parent  # this package
 NOBODY = 65534
 IPC_PREFIX = "/tmp/kernel"  # the kernel's sockets, inside the sandbox
 
@@ -54,6 +56,22 @@ def bwrap_path() -> str | None:
 
 def _ancestors(path: Path) -> list[Path]:
     return [p for p in reversed(path.parents) if str(p) != "/"]
+
+
+def package_dir(name: str) -> Path:
+    """Where this interpreter imports a package from, without importing it: the kernel must see the same
+    copy (an editable install may point anywhere; a plain install puts it in site-packages)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise SandboxUnavailable(f"the package {name!r} is not importable by {sys.executable}: install the course "
+                                 "into this environment (make venv)")
+    return Path(list(spec.submodule_search_locations)[0]).resolve()
+
+
+def kernel_packages() -> list[Path]:
+    """What a student's kernel imports besides Python's own: bertlib and the kernel side of this package,
+    its __init__ and kernel/ (never the grader's side: the hidden tests' helpers, the sandbox, the class runner)."""
+    return [package_dir("bertlib"), GRADER / "__init__.py", GRADER / "kernel"]
 
 
 def _python_paths() -> list[Path]:
@@ -118,7 +136,7 @@ class Sandbox:
                 args += ["--ro-bind", f, f]
         made = {"/", "/tmp", "/usr", "/proc", "/dev", "/etc"}
         binds = [(p, p) for p in _python_paths()]
-        binds += [(REPO / name, REPO / name) for name in ("bertlib", "course") if str(REPO / name) not in self.overlays]
+        binds += [(p, p) for p in kernel_packages() if str(p) not in self.overlays]
         binds += [(Path(host), Path(inside)) for inside, host in self.overlays.items()]
         binds += [(Path(self.workdir).resolve(), Path(self.workdir).resolve())]
         binds += [(Path(f), Path(f)) for f in self.ro_files]
@@ -162,7 +180,7 @@ def check_available() -> None:
     for tool in ("prlimit",) + (("setpriv",) if os.geteuid() == 0 else ()):
         if not shutil.which(tool):
             raise SandboxUnavailable(f"the grading sandbox needs `{tool}` (Debian package util-linux)")
-    cmd = Sandbox(workdir=Path("/tmp") if Path("/tmp").is_dir() else REPO).wrap([sys.executable, "-c", "pass"])
+    cmd = Sandbox(workdir=Path("/tmp") if Path("/tmp").is_dir() else GRADER).wrap([sys.executable, "-c", "pass"])
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
@@ -191,7 +209,7 @@ def read_child_pid(fd: int, timeout: float = 30) -> int:
         raise SandboxUnavailable(f"bubblewrap's report was unreadable: {data[:200]!r}") from e
 
 
-if __name__ == "__main__":  # python -m course.grading.sandbox: can the sandbox run here?
+if __name__ == "__main__":  # python -m bertgrader.sandbox: can the sandbox run here?
     try:
         check_available()
     except SandboxUnavailable as e:

@@ -17,7 +17,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-BERTLIB = Path(__file__).resolve().parents[2] / "bertlib"
+from bertgrader.sandbox import package_dir
+
 _cache: dict[tuple, Path] = {}
 
 
@@ -66,7 +67,7 @@ def stubbed_bertlib(targets) -> Path:
         return _cache[targets]
     out = Path(tempfile.mkdtemp(prefix="bertlib-graded-")) / "bertlib"
     atexit.register(shutil.rmtree, out.parent, True)  # one copy per process, removed when it exits
-    shutil.copytree(BERTLIB, out, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(package_dir("bertlib"), out, ignore=shutil.ignore_patterns("__pycache__"))
     wanted, done = set(targets), set()
     for path in sorted(out.rglob("*.py")):
         module = "bertlib." + ".".join(path.relative_to(out).with_suffix("").parts)

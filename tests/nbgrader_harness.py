@@ -9,9 +9,10 @@ Used by tests/test_exercises.py and benchmarks/bench_autograde.py; generic over 
     course.autograde("01_positioning")                     # ONE nbgrader command grades every student
     course.scores("01_positioning", "bob")                 # {"test_causal": 0.0, ...} per graded cell
 
-Named mistakes live next to each source notebook, in ``solutions/<a>/mistakes.py`` (nbgrader_config.py
-keeps that file out of the release), one ``# %%`` cell each (docs/exercises.md); load_mistakes() reads them
-with tools/build_notebooks.py as
+An assignment's files, its notebooks' cells and its named mistakes are bertgrader.assignment's (the
+module `make notebooks` and the class runner use too). Named mistakes live next to each source notebook,
+in ``solutions/<a>/mistakes.py`` (nbgrader_config.py keeps that file out of the release), one ``# %%`` cell
+each (docs/exercises.md); load_mistakes() reads them as
 
     {
         "causal_mask_in_bert": {                 # a valid nbgrader student id
@@ -27,7 +28,6 @@ the mistake replaces, so exactly one behaviour is wrong.
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import os
 import shutil
@@ -38,10 +38,14 @@ from pathlib import Path
 
 import nbformat
 
+from bertgrader.assignment import (  # noqa: F401 (re-exported for the tests)
+    Assignment, filled, grade_id, is_graded, is_solution, points, read_nb, solution_answers,
+)
+from bertgrader.assignment import assignments as course_assignments
+
 REPO = Path(__file__).resolve().parents[1]
 SOLUTIONS = REPO / "solutions"
 EXERCISES = REPO / "exercises"
-NB_VERSION = 4
 
 # nbgrader's gradebook shells out to `alembic`, and the `nbgrader` command must be the one of this Python:
 # both live next to the interpreter running the tests (the virtualenv's bin/), which may not be on PATH.
@@ -53,66 +57,16 @@ if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
 def assignments() -> list[str]:
     """Assignment ids: the folders of solutions/ that hold a notebook of the same name.
     NBGRADER_TEST_ASSIGNMENTS="01_positioning,03_sizes" narrows the list (to work on a few)."""
-    found = sorted(p.name for p in SOLUTIONS.iterdir() if (p / f"{p.name}.ipynb").is_file()) if SOLUTIONS.is_dir() else []
+    found = course_assignments(REPO)
     only = [a for a in os.environ.get("NBGRADER_TEST_ASSIGNMENTS", "").split(",") if a]
     return [a for a in found if a in only] if only else found
 
 
-def notebook_builder():
-    """tools/build_notebooks.py as a module: it builds the source notebooks and reads the mistakes."""
-    if "build_notebooks" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("build_notebooks", REPO / "tools" / "build_notebooks.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["build_notebooks"] = module  # before it runs: its dataclass looks itself up there
-        spec.loader.exec_module(module)
-    return sys.modules["build_notebooks"]
-
-
 def load_mistakes(assignment: str) -> dict:
-    mistakes = notebook_builder().read_mistakes(assignment)
+    mistakes = Assignment.at(REPO, assignment).mistakes()
     for name, m in mistakes.items():
         assert set(m) == {"why", "cells", "loses"} and m["cells"] and m["loses"], f"{assignment}/{name}"
     return mistakes
-
-
-# ----------------------------------------------------------------------------------------------- notebooks
-def read_nb(path) -> nbformat.NotebookNode:
-    return nbformat.read(str(path), as_version=NB_VERSION)
-
-
-def grade_id(cell) -> str | None:
-    return cell.metadata.get("nbgrader", {}).get("grade_id")
-
-
-def is_solution(cell) -> bool:
-    return bool(cell.metadata.get("nbgrader", {}).get("solution"))
-
-
-def is_graded(cell) -> bool:
-    return bool(cell.metadata.get("nbgrader", {}).get("grade"))
-
-
-def solution_answers(source_nb) -> dict[str, str]:
-    """{grade_id: source} of every solution cell of a source notebook (the instructor's answers)."""
-    return {grade_id(c): c.source for c in source_nb.cells if is_solution(c)}
-
-
-def points(source_nb) -> dict[str, float]:
-    """{grade_id: points} of every graded cell."""
-    return {grade_id(c): float(c.metadata["nbgrader"]["points"]) for c in source_nb.cells if is_graded(c)}
-
-
-def filled(release_nb, answers: dict[str, str]) -> nbformat.NotebookNode:
-    """A copy of the student version with the solution cells named in ``answers`` replaced by that code,
-    as a student would type it (the rest untouched, metadata kept so nbgrader can match the cells)."""
-    nb = copy.deepcopy(release_nb)
-    by_id = {grade_id(c): c for c in nb.cells if is_solution(c)}
-    unknown = set(answers) - set(by_id)
-    if unknown:
-        raise KeyError(f"not solution cells of this notebook: {sorted(unknown)} (known: {sorted(by_id)})")
-    for gid, src in answers.items():
-        by_id[gid].source = src
-    return nb
 
 
 def replace_cell(nb, gid: str, src: str) -> nbformat.NotebookNode:
@@ -167,6 +121,19 @@ class Course:
         """Autograde every submitted student of ``assignment`` in one command. A failing student makes
         nbgrader exit non-zero after grading the others, so by default that is not an error here."""
         return self.nbgrader("autograde", assignment, "--force", check=check)
+
+    def grade_class(self, *args: str, timeout: float = 3600) -> Run:
+        """``python -m bertgrader <args>`` (the class runner) on this course; exit status 1 (a submission
+        that could not be graded) is not an error here: the tests read the gradebook."""
+        env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+                   MPLBACKEND="Agg")
+        proc = subprocess.run([sys.executable, "-m", "bertgrader", *args, "--root", str(self.root)], cwd=self.root,
+                              env=env, timeout=timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        run = Run(["bertgrader", *args], proc.returncode, proc.stdout)
+        self.runs.append(run)
+        if proc.returncode not in (0, 1):
+            raise RuntimeError(f"python -m bertgrader {' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-4000:]}")
+        return run
 
     def generate_feedback(self, assignment: str) -> Run:
         return self.nbgrader("generate_feedback", assignment, "--force")
@@ -236,30 +203,19 @@ class Course:
 
 
 def grade_classes(course: Course, classes: dict, jobs: int | None = None) -> dict[str, tuple[Course, Run]]:
-    """Submit and autograde several assignments' classes: ``classes`` is {assignment: {student: notebook}}.
+    """Submit and grade several assignments' classes: ``classes`` is {assignment: {student: notebook}}.
 
-    One autograde command per assignment, run ``jobs`` at a time (default: 2, or the CPU count if smaller;
-    NBGRADER_TEST_JOBS overrides), each lane in its own clone of ``course``. Returns {assignment: (the
-    course that holds its grades, the Run)}. ``course`` must already have the release generated.
+    One ``python -m bertgrader all --workers N`` command grades them all, as an instructor would: the class
+    runner's own code (its worker pool, nbgrader's autograde in each worker, the gradebook). ``jobs``
+    workers (default: 2, or the CPU count if smaller; NBGRADER_TEST_JOBS overrides). Returns {assignment:
+    (course, the Run)}. ``course`` must already have the release generated.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     jobs = jobs or int(os.environ.get("NBGRADER_TEST_JOBS", min(2, os.cpu_count() or 1)))
-    lanes = [course] + [course.clone(course.root.with_name(f"{course.root.name}-lane{i}")) for i in range(1, jobs)]
-    order = sorted(classes)
-    plan = {a: lanes[i % len(lanes)] for i, a in enumerate(order)}
     for a, students in classes.items():
         for student, nb in students.items():
-            plan[a].submit(student, a, nb)
-
-    def lane_work(lane):  # a lane grades its assignments one after the other
-        return {a: (lane, lane.autograde(a)) for a in order if plan[a] is lane}
-
-    results = {}
-    with ThreadPoolExecutor(len(lanes)) as pool:
-        for done in pool.map(lane_work, lanes):
-            results.update(done)
-    return results
+            course.submit(student, a, nb)
+    run = course.grade_class("all", "--workers", str(jobs))
+    return {a: (course, run) for a in classes}
 
 
 def solution_submission(course: Course, assignment: str) -> nbformat.NotebookNode:

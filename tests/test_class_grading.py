@@ -1,4 +1,4 @@
-"""Grading a whole class at once: ``python -m course.grade`` (course/grading/class_run.py).
+"""Grading a whole class at once: ``python -m bertgrader`` (bertgrader/classes/run.py).
 
 One release of assignment 07 (the fastest to grade) and one class of 22 submissions: honest ones (the
 solution, and named mistakes whose lost parts mistakes.py states), broken ones (not JSON, cut short,
@@ -80,7 +80,7 @@ def _env(**extra) -> dict:
 
 
 def _command(*args) -> list[str]:
-    return [sys.executable, "-m", "course.grade", *args]
+    return [sys.executable, "-m", "bertgrader", *args]
 
 
 def _finish(proc, report: Path | None, timeout: float = 600) -> Graded:
@@ -397,7 +397,7 @@ def postgres():
 
 
 def test_two_shards_on_one_postgresql_grade_everyone_once(released, parallel):
-    from course.grading.class_run import in_shard
+    from bertgrader.classes.run import in_shard
 
     picked = [*list(released["honest"])[:6], "broken_not_json", KILLS]
     students = {s: {**released["honest"], **released["bad"]}[s] for s in picked}
@@ -445,7 +445,7 @@ def _hammer(url: str, worker: int, rounds: int) -> int:
 def test_sqlite_takes_concurrent_writers(released, tmp_path):
     from multiprocessing import get_context
 
-    from course.grading.class_db import normalise_url, open_engine, use_wal
+    from bertgrader.classes.db import normalise_url, open_engine, use_wal
 
     db = tmp_path / "gradebook.db"
     db.write_bytes((released["course"].root / "gradebook.db").read_bytes())
@@ -483,7 +483,7 @@ def test_bad_arguments_are_named_before_any_work(released):
     said = _refused(course, A, env=no_bwrap)
     assert "sandbox cannot run here" in said and "bubblewrap" in said
     assert "not a database URL" in _refused(course, A, "--db", "::nonsense::")
-    from course.grading.class_run import in_shard
+    from bertgrader.classes.run import in_shard
 
     empty = next(f"{k}/1000" for k in range(1000) if not in_shard("alice", (k, 1000)))
     proc = subprocess.run(_command(A, "--shard", empty), cwd=course.root, env=_env(), capture_output=True, text=True,
@@ -495,10 +495,10 @@ def test_bad_arguments_are_named_before_any_work(released):
 
 
 def test_every_option_has_help_text(monkeypatch):
-    from course.grading import class_run
+    from bertgrader.classes import run as class_run
 
     parser = class_run.build_parser()
-    assert parser.prog == "python -m course.grade" and parser.description
+    assert parser.prog == "python -m bertgrader" and parser.description
     undocumented = [a.option_strings[-1] if a.option_strings else a.dest for a in parser._actions if not a.help]
     assert undocumented == []
     assert isinstance(parser, argparse.ArgumentParser)
@@ -511,7 +511,7 @@ def test_the_deployment_manifest_runs_the_command_with_a_shard(monkeypatch):
 
     import yaml
 
-    from course.grading.class_run import build_parser
+    from bertgrader.classes.run import build_parser
 
     job = yaml.safe_load((REPO / "docs" / "class-grading-job.yaml").read_text())
     assert job["kind"] == "Job" and job["spec"]["completionMode"] == "Indexed"
@@ -519,9 +519,9 @@ def test_the_deployment_manifest_runs_the_command_with_a_shard(monkeypatch):
     env = {e["name"]: e.get("value", "") for e in container["env"]}
     assert int(env["SHARDS"]) == job["spec"]["completions"] == job["spec"]["parallelism"]
     script = container["command"][-1]
-    line = next(ln for ln in script.splitlines() if "-m course.grade" in ln)
+    line = next(ln for ln in script.splitlines() if "-m bertgrader" in ln)
     for name, value in {**env, "JOB_COMPLETION_INDEX": "1", "GRADEBOOK_URL": "postgresql://u@db/g"}.items():
         monkeypatch.setenv(name, value)
-    argv = shlex.split(os.path.expandvars(line.split("-m course.grade", 1)[1].split("||")[0]))
+    argv = shlex.split(os.path.expandvars(line.split("-m bertgrader", 1)[1].split("||")[0]))
     args = build_parser().parse_args(argv)
     assert args.shard == (1, int(env["SHARDS"])) and args.db == "postgresql://u@db/g"

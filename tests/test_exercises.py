@@ -68,7 +68,7 @@ def test_source_notebook_is_well_formed(a):
     nb = read_nb(SOLUTIONS / a / f"{a}.ipynb")
     first = nb.cells[0] if nb.cells[0].cell_type == "code" else next(c for c in nb.cells if c.cell_type == "code")
     assert first.metadata.get("nbgrader", {}).get("locked"), f"{a}: the first code cell is the read-only setup"
-    assert "from course.grading.notebook import *" in first.source, f"{a}: the setup cell imports the helpers"
+    assert "from bertgrader.kernel.notebook import *" in first.source, f"{a}: the setup cell imports the helpers"
     graded = [c for c in nb.cells if is_graded(c)]
     assert 2 <= len(graded) <= 5, f"{a}: {len(graded)} graded parts, expected 2 to 5"
     for c in graded:
@@ -83,8 +83,8 @@ def test_source_notebook_is_well_formed(a):
 def test_every_graded_cell_has_hidden_tests(a):
     """solutions/<a>/hidden_tests.py grades each graded cell (a function named by its grade id) and its
     SWITCHED_OFF names real bertlib objects (the stubbed copy is built from them)."""
-    from course.grading.checks import load
-    from course.grading.switch_off import stubbed_bertlib
+    from bertgrader.checks import load
+    from bertgrader.switch_off import stubbed_bertlib
 
     module = load(SOLUTIONS / a)
     assert module is not None, f"{a}: no solutions/{a}/hidden_tests.py"

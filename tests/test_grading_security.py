@@ -1,7 +1,7 @@
 """A class with honest students and one attacker per known attack, graded by the instructor's workflow.
 
 One `nbgrader autograde` (then generate_feedback and export) on assignment 07 grades everyone, with the
-sandbox and trusted grading of course/grading on, as nbgrader_config.py sets them. Each attacker's cell
+sandbox and trusted grading of bertgrader on, as nbgrader_config.py sets them. Each attacker's cell
 runs its attack, then (for most) answers correctly, so its fair score is known; the cheaters answer part 1
 wrongly or not at all and try to score anyway. Asserted: honest students full marks; every attacker no
 more than its real answers earn; nobody else's score, files or test cells changed; nothing written to
@@ -169,14 +169,14 @@ def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generato
     "fakes_the_grader": '''
 import sys
 from IPython.display import publish_display_data
-from course.grading import wire
+from bertgrader.kernel import wire
 def _fake_serve(text):
     publish_display_data({"application/x-bert-grader": wire.to_text(wire.encode({"ok": True}))})
-sys.modules["course.grading.kernel_side"].serve = _fake_serve
+sys.modules["bertgrader.kernel.kernel_side"].serve = _fake_serve
 ''' + WRONG_SELECT,
 }
 KILLS_KERNEL = {"kills_its_kernel": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"}
-# One output message bigger than the grader accepts (course.grading.kernel.MAX_MESSAGE_BYTES): the grader
+# One output message bigger than the grader accepts (bertgrader.kernel_manager.MAX_MESSAGE_BYTES): the grader
 # drops it rather than hold it in memory; the kernel may then stop answering, which costs only its own cells.
 FLOODS = {"sends_a_200mb_message": '''
 from IPython.display import display

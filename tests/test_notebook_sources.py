@@ -1,4 +1,4 @@
-"""Each assignment's sources in solutions/<a>/: <a>.py builds the committed <a>.ipynb (tools/build_notebooks.py),
+"""Each assignment's sources in solutions/<a>/: <a>.py builds the committed <a>.ipynb (python -m bertgrader.assignment),
 the sources lint, nothing but the notebook is released, and the builder refuses a malformed source.
 
 Fast (no nbgrader run); tests/test_exercises.py grades the notebooks and the mistakes for real.
@@ -10,9 +10,10 @@ import json
 
 import pytest
 
-from nbgrader_harness import REPO, SOLUTIONS, assignments, notebook_builder
+from bertgrader import assignment as builder
+from bertgrader.assignment import Assignment
+from nbgrader_harness import REPO, SOLUTIONS, assignments
 
-builder = notebook_builder()
 ASSIGNMENTS = assignments()
 
 
@@ -26,7 +27,7 @@ def test_every_assignment_has_a_source():
 @pytest.mark.parametrize("a", ASSIGNMENTS)
 def test_committed_notebook_is_what_its_source_builds(a):
     committed = (SOLUTIONS / a / f"{a}.ipynb").read_text(encoding="utf-8")
-    assert committed == builder.render(a), f"solutions/{a}/{a}.ipynb is stale: run `make notebooks`"
+    assert committed == Assignment.at(REPO, a).render(), f"solutions/{a}/{a}.ipynb is stale: run `make notebooks`"
 
 
 @pytest.mark.parametrize("a", ASSIGNMENTS)
@@ -35,7 +36,7 @@ def test_jupytext_reads_the_same_cells(a):
     it): jupytext finds the builder's cells, with the same code and markdown, after the docstring's."""
     jupytext = pytest.importorskip("jupytext", reason="jupytext is in the book extra")
     read = jupytext.read(str(SOLUTIONS / a / f"{a}.py"), fmt="py:percent").cells[1:]
-    built = builder.build_notebook(a).cells
+    built = Assignment.at(REPO, a).build_notebook().cells
     assert len(read) == len(built), f"{a}: jupytext finds {len(read)} cells, the builder {len(built)}"
     for by_jupytext, cell in zip(read, built):
         meta = cell.metadata.get("nbgrader", {})
@@ -50,20 +51,20 @@ def test_jupytext_reads_the_same_cells(a):
 def test_check_finds_a_stale_notebook(tmp_path, monkeypatch, capsys):
     """`--check` is what the test above asks of every notebook, as a command; it must be able to fail."""
     a = ASSIGNMENTS[0]
-    (tmp_path / a).mkdir()
-    (tmp_path / a / f"{a}.py").write_text((SOLUTIONS / a / f"{a}.py").read_text(encoding="utf-8"))
-    monkeypatch.setattr(builder, "SOLUTIONS", tmp_path)
-    assert builder.main([]) == 0 and builder.main(["--check"]) == 0
-    nb = tmp_path / a / f"{a}.ipynb"
+    (tmp_path / "solutions" / a).mkdir(parents=True)
+    (tmp_path / "solutions" / a / f"{a}.py").write_text((SOLUTIONS / a / f"{a}.py").read_text(encoding="utf-8"))
+    root = ["--root", str(tmp_path)]
+    assert builder.main(root) == 0 and builder.main(root + ["--check"]) == 0
+    nb = tmp_path / "solutions" / a / f"{a}.ipynb"
     nb.write_text(nb.read_text(encoding="utf-8").replace('"points": ', '"points": 1', 1))
-    assert builder.main(["--check"]) == 1
+    assert builder.main(root + ["--check"]) == 1
     assert f"solutions/{a}/{a}.ipynb is stale" in capsys.readouterr().err
 
 
 def test_sources_and_mistakes_lint():
     """pyflakes over each source as its notebook runs, and over each mistake run in its notebook."""
     pytest.importorskip("pyflakes", reason="pyflakes is in the dev extra")
-    messages = [m for a in ASSIGNMENTS for m in builder.lint(a)]
+    messages = [m for a in ASSIGNMENTS for m in Assignment.at(REPO, a).lint()]
     assert not messages, "\n".join(messages)
 
 
@@ -72,17 +73,17 @@ def test_lint_finds_a_typo_in_a_mistake(tmp_path, monkeypatch):
     a = "08_masking" if "08_masking" in ASSIGNMENTS else ASSIGNMENTS[0]
     (tmp_path / a).mkdir()
     (tmp_path / a / f"{a}.py").write_text((SOLUTIONS / a / f"{a}.py").read_text(encoding="utf-8"))
-    gid, code = next(iter(builder.read_mistakes(a).values()))["cells"].popitem()
+    gid, code = next(iter(Assignment.at(REPO, a).mistakes().values()))["cells"].popitem()
     line = next(i for i, text in enumerate(code.splitlines()) if "torch." in text)
     (tmp_path / a / "mistakes.py").write_text(f'"""Mistakes."""\n\n\n# %% typo cell={gid} loses=x\n# why: a typo\n'
                                               + code.replace("torch.", "torhc.", 1) + "\n")
-    monkeypatch.setattr(builder, "SOLUTIONS", tmp_path)
-    [message] = builder.lint(a)
+    copy = Assignment(a, tmp_path / a)
+    [message] = copy.lint()
     assert message.startswith(f"{tmp_path / a / 'mistakes.py'}:{6 + line}:"), message
     assert "[typo] undefined name 'torhc'" in message
     # A mistake that no longer defines the function its notebook's tests call: a NameError, not the mistake.
     (tmp_path / a / "mistakes.py").write_text(f'"""M."""\n# %% renamed cell={gid} loses=x\n# why: w\nx = 1\n')
-    assert any("[renamed]" in m and "undefined name" in m for m in builder.lint(a))
+    assert any("[renamed]" in m and "undefined name" in m for m in copy.lint())
 
 
 def _ignored_by_nbgrader() -> list[str]:
@@ -111,7 +112,7 @@ def test_every_mistake_rewrites_a_solution_cell_and_loses_graded_cells(a):
     meta = [c["metadata"].get("nbgrader", {}) for c in nb["cells"]]
     solutions = {m["grade_id"] for m in meta if m.get("solution")}
     graded = {m["grade_id"] for m in meta if m.get("grade")}
-    mistakes = builder.read_mistakes(a)
+    mistakes = Assignment.at(REPO, a).mistakes()
     assert len(mistakes) >= 3, f"{a}: at least three named mistakes in solutions/{a}/mistakes.py"
     for name, m in mistakes.items():
         assert set(m["cells"]) <= solutions, f"{a}/{name} rewrites {set(m['cells']) - solutions}, not solution cells"
@@ -154,8 +155,8 @@ def _build(tmp_path, monkeypatch, text, mistakes=None):
     (tmp_path / "10_tiny" / "10_tiny.py").write_text(text)
     if mistakes is not None:
         (tmp_path / "10_tiny" / "mistakes.py").write_text(mistakes)
-    monkeypatch.setattr(builder, "SOLUTIONS", tmp_path)
-    return builder.build_notebook("10_tiny"), builder.read_mistakes("10_tiny")
+    tiny = Assignment("10_tiny", tmp_path / "10_tiny")
+    return tiny.build_notebook(), tiny.mistakes()
 
 
 def test_the_format_builds_what_it_says(tmp_path, monkeypatch):

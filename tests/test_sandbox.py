@@ -6,12 +6,14 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
 
-from course.grading import sandbox, wire
-from course.grading.switch_off import stubbed_bertlib
+from bertgrader import sandbox
+from bertgrader.kernel import wire
+from bertgrader.switch_off import stubbed_bertlib
 from nbgrader_harness import REPO, Course, solution_submission
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")
@@ -32,7 +34,8 @@ def test_the_sandbox_sees_only_what_the_kernel_needs(tmp_path):
         import os, socket, sys
         print(open("mine.txt").read())
         print(sorted(os.listdir({str(REPO)!r})))
-        import bertlib, torch
+        print(sorted(os.listdir({str(REPO / 'bertgrader')!r})))
+        import bertlib, torch, bertgrader.kernel.notebook
         for path in ({str(REPO / 'solutions')!r}, {str(REPO / 'nbgrader_config.py')!r}, "/etc/shadow", "/root/.bashrc"):
             print(path, os.path.exists(path))
         for path in ({str(REPO / 'bertlib' / 'x.py')!r}, "mine2.txt", {str(tmp_path / 'w.txt')!r}):
@@ -50,8 +53,11 @@ def test_the_sandbox_sees_only_what_the_kernel_needs(tmp_path):
     out = proc.stdout
     assert proc.returncode == 0, proc.stderr
     assert "the submission's own folder" in out
-    assert "['bertlib', 'course']" in out or "'.venv'" in out  # only the library (and a venv inside the repo)
-    assert "solutions" not in out.split("\n")[1]
+    # Of the course, only bertlib and the grader's kernel side (and the venv, when it lives in the course).
+    venv = Path(sys.prefix).resolve()
+    expected = ["bertgrader", "bertlib"] + ([venv.relative_to(REPO).parts[0]] if REPO in venv.parents else [])
+    assert out.split("\n")[1] == str(sorted(expected)), out
+    assert out.split("\n")[2] == str(["__init__.py", "kernel"]), out
     assert out.count(" False") == 4, out
     assert "WROTE" not in out and out.count("read-only") == 3
     assert "no network" in out
@@ -146,7 +152,7 @@ def test_a_kernel_exits_when_its_grader_is_gone(tmp_path):
     process at once, whatever it is doing."""
     (tmp_path / "busy.py").write_text("while True:\n    pass\n")
     read, write = os.pipe()
-    proc = subprocess.Popen([sys.executable, "-m", "course.grading.lifeline", str(read), "-m", "busy"],
+    proc = subprocess.Popen([sys.executable, "-m", "bertgrader.kernel.lifeline", str(read), "-m", "busy"],
                             pass_fds=(read,), cwd=tmp_path, env=dict(os.environ, PYTHONPATH=f"{tmp_path}:{REPO}"))
     os.close(read)
     with pytest.raises(subprocess.TimeoutExpired):

@@ -27,7 +27,7 @@ import traceback
 from datetime import datetime
 from pathlib import Path
 
-from course.grading.class_db import Ledger, SetupError
+from bertgrader.classes.db import Ledger, SetupError
 
 PR_SET_PDEATHSIG = 1
 ASSIGNMENT_SOURCE = "solutions"  # nbgrader_config.py: CourseDirectory.source_directory

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from course.grading.class_db import SetupError
-from course.grading.class_nbgrader import worker_main
+from bertgrader.classes.db import SetupError
+from bertgrader.classes.nbgrader_run import worker_main
 
 MAX_START_FAILURES = 3  # a worker that cannot start this many times in a row means the set-up is broken
 

@@ -1,4 +1,4 @@
-"""Grade a whole class at once: ``python -m course.grade <assignment|all> --workers N``.
+"""Grade a whole class at once: ``python -m bertgrader <assignment|all> --workers N``.
 
 Every submission (``submitted/<student>/<assignment>/<assignment>.ipynb`` under the course root) is
 graded by nbgrader's own autograde, as the course's nbgrader_config.py configures it (TrustedExecute,
@@ -7,7 +7,7 @@ into nbgrader's gradebook, so ``nbgrader generate_feedback`` and ``nbgrader expo
 
 - A submission that hangs, crashes, is not a notebook or attacks the grader costs only its own grade;
   the run goes on and its summary says which failed and why.
-- Resumable: a submission counts as graded once all its grades are recorded (course.grading.class_db);
+- Resumable: a submission counts as graded once all its grades are recorded (bertgrader.classes.db);
   a rerun grades only the rest. ``--force`` regrades everything. Ctrl-C (or SIGTERM) stops at once and
   says what was finished; what was being graded then is graded by the next run.
 - ``--db URL``: any SQLAlchemy URL; PostgreSQL lets N machines share one gradebook, each grading
@@ -32,11 +32,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course.grading.class_db import Ledger, SetupError, describe, normalise_url, open_engine, setup_lock, \
+from bertgrader.assignment import assignments as course_assignments
+from bertgrader.classes.db import Ledger, SetupError, describe, normalise_url, open_engine, setup_lock, \
     submission_digest, use_wal
-from course.grading.class_pool import Pool, Task
+from bertgrader.classes.pool import Pool, Task
 
-PROG = "python -m course.grade"
+PROG = "python -m bertgrader"
 DEFAULT_TIMEOUT_S = 720  # per submission: TrustedExecute's 600 s notebook budget, plus nbgrader's own work
 GLOB_CHARS = set("*?[]")  # nbgrader reads a student id as a glob pattern
 
@@ -129,12 +130,6 @@ def in_shard(student: str, shard: tuple[int, int] | None) -> bool:
     return int.from_bytes(hashlib.sha256(student.encode("utf-8")).digest()[:8], "big") % n == k
 
 
-def course_assignments(root: Path) -> list[str]:
-    """The course's assignments: folders of solutions/ holding a notebook of the same name."""
-    src = root / "solutions"
-    return sorted(p.name for p in src.iterdir() if (p / f"{p.name}.ipynb").is_file()) if src.is_dir() else []
-
-
 def find_submissions(root: Path, assignments: list[str]) -> dict[tuple[str, str], Path]:
     """{(assignment, student): submission folder} of every submitted/<student>/<assignment>/ folder."""
     found = {}
@@ -186,7 +181,7 @@ def check_arguments(args) -> tuple[Path, list[str], dict]:
             raise SetupError(f"no submission of {what} by {', '.join(missing)} in {root / 'submitted'}")
         subs = {k: v for k, v in subs.items() if k[1] in set(args.student)}
     if args.sandbox:
-        from course.grading.sandbox import SandboxUnavailable, check_available
+        from bertgrader.sandbox import SandboxUnavailable, check_available
 
         try:
             check_available()
@@ -199,7 +194,7 @@ def check_arguments(args) -> tuple[Path, list[str], dict]:
 def prepare(args, root: Path, assignments: list[str], subs: dict) -> Plan:
     """Set up the gradebook (tables, assignments, students: under a lock, so shards starting together
     do not collide) and decide what to grade."""
-    from course.grading.class_nbgrader import course_config, course_facts, register_assignment
+    from bertgrader.classes.nbgrader_run import course_config, course_facts, register_assignment
 
     cfg = course_config(root, sandbox=args.sandbox)
     course_id, default_url = course_facts(cfg)

@@ -1,8 +1,8 @@
 """The kernel's half of trusted grading: run one call the grader asks for, send back data.
 
-The grader (course.grading.remote) executes ``serve("<base64 request>")`` in the student's kernel. The
+The grader (bertgrader.remote) executes ``serve("<base64 request>")`` in the student's kernel. The
 request names a function of the notebook (or an object kept from an earlier call) and carries its
-arguments as data (course.grading.wire). The result goes back as a display output of type ``MIME``;
+arguments as data (bertgrader.kernel.wire). The result goes back as a display output of type ``MIME``;
 a result that cannot travel as data (a model, say) stays here and the grader gets a handle to it.
 
 This module runs in the student's process, so the student can replace it; that changes nothing, because
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import traceback
 
-from course.grading import wire
+from bertgrader.kernel import wire
 
 MIME = "application/x-bert-grader"
 _objects: dict[int, object] = {}
@@ -52,7 +52,7 @@ def _data_or_none(value):
 def _student_traceback(exc: BaseException) -> list[str]:
     """The frames of the student's own code (cells, and bertlib's stubs), without this module's or torch's."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if "course/grading" not in f.filename and "site-packages" not in f.filename]
+              if "bertgrader" not in f.filename and "site-packages" not in f.filename]
     return [f"line {f.lineno} in {f.name}: {f.line}" for f in frames][-5:]
 
 

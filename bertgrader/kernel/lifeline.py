@@ -1,6 +1,6 @@
 """Start a kernel that exits when the grader that started it is gone, however the grader died.
 
-    python -m course.grading.lifeline FD -m ipykernel_launcher -f kernel.json
+    python -m bertgrader.kernel.lifeline FD -m ipykernel_launcher -f kernel.json
 
 FD is the read end of a pipe whose write end only the grader holds. A thread blocks reading it; when
 the grader exits, even by SIGKILL, the read returns end-of-file and the kernel exits at once, taking the
@@ -28,7 +28,7 @@ def main() -> None:
     fd = int(sys.argv[1])
     threading.Thread(target=_watch, args=(fd,), daemon=True, name="grader-lifeline").start()
     if sys.argv[2] != "-m":
-        raise SystemExit("usage: python -m course.grading.lifeline FD -m MODULE [ARGS...]")
+        raise SystemExit("usage: python -m bertgrader.kernel.lifeline FD -m MODULE [ARGS...]")
     module = sys.argv[3]
     sys.argv = [module] + sys.argv[4:]
     runpy.run_module(module, run_name="__main__", alter_sys=True)

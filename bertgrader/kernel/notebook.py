@@ -1,4 +1,4 @@
-"""What a graded notebook's read-only setup cell imports: ``from course.grading.notebook import *``.
+"""What a graded notebook's read-only setup cell imports: ``from bertgrader.kernel.notebook import *``.
 
 - warnings and log records go to stdout: nbgrader scores a test cell zero as soon as it writes to
   stderr, and torch, transformers and matplotlib all warn there;

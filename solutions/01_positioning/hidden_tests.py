@@ -2,13 +2,13 @@
 
 Each function grades the graded cell of the same name: it calls the student's functions through
 ``student`` (their kernel, sandboxed), on the visible tests' inputs and on new ones, and checks the data
-that comes back against bertlib, here. See course/grading/checks.py.
+that comes back against bertlib, here. See bertgrader/checks.py.
 """
 import torch
 
 import bertlib
-from course.grading.checks import CheckFailed, case, check
-from course.grading.remote import Remote
+from bertgrader.checks import CheckFailed, case, check
+from bertgrader.remote import Remote
 
 # While the notebook is graded its kernel has these as stubs: calling them, however, earns nothing.
 SWITCHED_OFF = ["bertlib.attention.padding_visibility", "bertlib.attention.causal_visibility",

@@ -4,7 +4,7 @@ Each function grades the graded cell of the same name. Tensors, and bertlib modu
 go into the student's kernel; what comes back is compared with bertlib run here: ``eager_attention``,
 ``BertSelfAttention`` and ``BertLayer``. Parts 2 and 3 run through the setup cell's ``_self_attention_given``
 and ``_layer_given``, which stand in a correct part 1 (part 2) for the inputs BERT's split gives, so a
-mistake is charged to its own part only. See course/grading/checks.py.
+mistake is charged to its own part only. See bertgrader/checks.py.
 """
 import math
 
@@ -14,9 +14,9 @@ import torch.nn.functional as F
 from bertlib import BertConfig, build_attention_mask, eager_attention
 from bertlib.attention import BertSelfAttention
 from bertlib.encoder import BertLayer
-from course.grading import wire
-from course.grading.checks import CheckFailed, case, check
-from course.grading.remote import Remote
+from bertgrader.kernel import wire
+from bertgrader.checks import CheckFailed, case, check
+from bertgrader.remote import Remote
 
 # While the notebook is graded its kernel has these as stubs. The classes' __init__ stay: the kernel still
 # builds the modules the grader sends.

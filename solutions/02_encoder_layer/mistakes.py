@@ -1,7 +1,7 @@
 """Named wrong answers to 02_encoder_layer, each losing the points of its part only (tests/test_exercises.py).
 
 One `# %%` cell per mistake: the solution cell it rewrites, the graded cells it loses, why, and its
-code (docs/exercises.md); `python tools/build_notebooks.py --lint` checks each in its notebook."""
+code (docs/exercises.md); `python -m bertgrader.assignment --lint` checks each in its notebook."""
 
 
 # %% no_scaling cell=attention loses=test_attention

@@ -3,7 +3,7 @@
 Each function grades the graded cell of the same name: it calls the student's functions through
 ``student`` (their kernel, sandboxed) with configs sent as data, on the visible tests' configs and on
 random ones, and checks the counts that come back against bertlib's closed forms, here. See
-course/grading/checks.py.
+bertgrader/checks.py.
 """
 import dataclasses
 
@@ -11,9 +11,9 @@ import torch
 
 import bertlib
 from bertlib import BertConfig
-from course.grading import wire
-from course.grading.checks import CheckFailed, case, check
-from course.grading.remote import Remote
+from bertgrader.kernel import wire
+from bertgrader.checks import CheckFailed, case, check
+from bertgrader.remote import Remote
 
 # While the notebook is graded its kernel has these as stubs: bertlib's own counting and its modules.
 SWITCHED_OFF = ["bertlib.params.count_parameters", "bertlib.params.embeddings_breakdown",

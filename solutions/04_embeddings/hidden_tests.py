@@ -3,15 +3,15 @@
 Each function grades the graded cell of the same name: it sends a BertEmbeddings (its weights, as data)
 into the student's kernel, calls the student's functions on it, on the visible tests' inputs and on new
 ones, and checks the tensors that come back against bertlib's BertEmbeddings, run here. See
-course/grading/checks.py.
+bertgrader/checks.py.
 """
 import torch
 import torch.nn.functional as F
 
 from bertlib import BertConfig, BertEmbeddings
-from course.grading import wire
-from course.grading.checks import CheckFailed, case, check
-from course.grading.remote import KernelGone, Remote, StudentError
+from bertgrader.kernel import wire
+from bertgrader.checks import CheckFailed, case, check
+from bertgrader.remote import KernelGone, Remote, StudentError
 
 # While the notebook is graded its kernel has this as a stub. Only forward: the kernel still builds the
 # BertEmbeddings the grader sends (and the setup cell's _tiny_embeddings).

@@ -1,7 +1,7 @@
 """Named wrong answers to 05_cls_sep, each losing the points of its part only (tests/test_exercises.py).
 
 One `# %%` cell per mistake: the solution cell it rewrites, the graded cells it loses, why, and its
-code (docs/exercises.md); `python tools/build_notebooks.py --lint` checks each in its notebook."""
+code (docs/exercises.md); `python -m bertgrader.assignment --lint` checks each in its notebook."""
 
 
 # %% truncate_from_the_wrong_side cell=single loses=test_single

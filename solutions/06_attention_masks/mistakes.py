@@ -1,7 +1,7 @@
 """Named wrong answers to 06_attention_masks, each losing the points of its part only (tests/test_exercises.py).
 
 One `# %%` cell per mistake: the solution cell it rewrites, the graded cells it loses, why, and its
-code (docs/exercises.md); `python tools/build_notebooks.py --lint` checks each in its notebook."""
+code (docs/exercises.md); `python -m bertgrader.assignment --lint` checks each in its notebook."""
 
 
 # %% minus_infinity cell=padding loses=test_padding

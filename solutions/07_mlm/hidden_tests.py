@@ -3,7 +3,7 @@ grader outside the student's kernel.
 
 Each function grades the graded cell of the same name: it calls the student's functions through
 ``student`` (their kernel, sandboxed), on the visible tests' inputs and on new ones, and checks the data
-that comes back against bertlib, here. See course/grading/checks.py.
+that comes back against bertlib, here. See bertgrader/checks.py.
 """
 import math
 
@@ -12,8 +12,8 @@ import torch.nn.functional as F
 from torch import nn
 
 import bertlib
-from course.grading import wire
-from course.grading.checks import case, check, kind_of, tensor
+from bertgrader.kernel import wire
+from bertgrader.checks import case, check, kind_of, tensor
 
 # While the notebook is graded its kernel has these as stubs: bertlib's MLM loss, head and models.
 SWITCHED_OFF = [

@@ -1,7 +1,7 @@
 """Named wrong answers to 07_mlm, each losing the points of its part only (tests/test_exercises.py).
 
 One `# %%` cell per mistake: the solution cell it rewrites, the graded cells it loses, why, and its
-code (docs/exercises.md); `python tools/build_notebooks.py --lint` checks each in its notebook."""
+code (docs/exercises.md); `python -m bertgrader.assignment --lint` checks each in its notebook."""
 
 
 # %% loss_averaged_over_all_positions cell=mlm_loss loses=test_mlm_loss

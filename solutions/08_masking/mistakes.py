@@ -1,7 +1,7 @@
 """Named wrong answers to 08_masking, each losing the points of its part only (tests/test_exercises.py).
 
 One `# %%` cell per mistake: the solution cell it rewrites, the graded cells it loses, why, and its
-code (docs/exercises.md); `python tools/build_notebooks.py --lint` checks each in its notebook.
+code (docs/exercises.md); `python -m bertgrader.assignment --lint` checks each in its notebook.
 The mistakes that are wrong only in their labels repeat the correct replacement around them."""
 
 

@@ -2,7 +2,7 @@
 
 Each function grades the graded cell of the same name: it calls the student's functions through
 ``student`` (their kernel, sandboxed), on the visible tests' inputs and on new ones, and checks the data
-that comes back against bertlib, here. See course/grading/checks.py.
+that comes back against bertlib, here. See bertgrader/checks.py.
 """
 import math
 import random
@@ -10,9 +10,9 @@ import random
 import torch
 
 import bertlib
-from course.grading import wire
-from course.grading.checks import case, check, tensor
-from course.grading.remote import KernelGone, StudentError
+from bertgrader.kernel import wire
+from bertgrader.checks import case, check, tensor
+from bertgrader.remote import KernelGone, StudentError
 
 # While the notebook is graded its kernel has these as stubs: calling them, however, earns nothing.
 SWITCHED_OFF = [

@@ -3,14 +3,14 @@
 Each function grades the graded cell of the same name. The student's model is built in their kernel
 (``student.SequenceClassifier(wire.Config(...))``), given the weights of bertlib's model built here, and
 called; its output comes back as data and is compared with bertlib's model run here, on the visible
-tests' inputs and on new ones. See course/grading/checks.py.
+tests' inputs and on new ones. See bertgrader/checks.py.
 """
 import torch
 import torch.nn.functional as F
 
 import bertlib
-from course.grading import wire
-from course.grading.checks import case, check, tensor
+from bertgrader.kernel import wire
+from bertgrader.checks import case, check, tensor
 
 # While the notebook is graded its kernel has these as stubs. BertModel (the students' self.bert) and
 # BertPooler stay real: the given __init__s build them.

@@ -1,7 +1,7 @@
 """Named wrong answers to 10_finetuning, each losing the points of its part only (tests/test_exercises.py).
 
 One `# %%` cell per mistake: the solution cell it rewrites, the graded cells it loses, why, and its
-code (docs/exercises.md); `python tools/build_notebooks.py --lint` checks each in its notebook.
+code (docs/exercises.md); `python -m bertgrader.assignment --lint` checks each in its notebook.
 A mistake replaces the whole solution cell, so it repeats the given __init__; the span mistakes
 repeat one decoder written as a loop, each without one of its three conditions."""
 

@@ -5,7 +5,7 @@ Each function grades the graded cell of the same name: it calls the student's fu
 ``student`` (their kernel, sandboxed), on the visible tests' inputs and on new ones, and checks the data
 that comes back against bertlib, here: ``bertlib.heads.mlm_loss`` / ``nsp_loss`` for the loss and its
 gradient, the loss of uniform scores for the initial loss, ``bertlib.training.loop.learning_rates`` for the
-schedule. See course/grading/checks.py.
+schedule. See bertgrader/checks.py.
 """
 import math
 
@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 import bertlib
 import bertlib.training.loop as loop
-from course.grading.checks import case, check, kind_of, tensor
+from bertgrader.checks import case, check, kind_of, tensor
 
 # While the notebook is graded its kernel has these as stubs: bertlib's two losses and its schedule.
 SWITCHED_OFF = [
