@@ -8,7 +8,7 @@ the 2 of $x^2$ or the 4 of $4H^2$, are notation, not results).
 
 A numeral passes when a rule of ``ALLOWED`` explains it (years, references to sections, tables and
 chapters, the recipes' names, a source's words in quotation marks, and a few more, each with its reason),
-when its sentence cites what it quotes (the paper, a table or appendix, a year, "one of our sources":
+when its sentence cites what it quotes (the paper, a table or appendix, a year, "a tutorial":
 ``CITATION``), or when it is listed in ``ALLOWED_AT`` for one file and one phrase, with the reason.
 Anything else should be glued (``glue("key", value)`` in a cell, ``{glue:text}`key``` in the text).
 Numbers written as words ("two layers", "seven times") are not checked.
@@ -30,6 +30,7 @@ FENCE = re.compile(r"^(?P<f>`{3,}|~{3,})(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=f)[ 
 PROSE_DIRECTIVES = re.compile(r"\{(dropdown|glossary|note|tip|warning|admonition|important|seealso|figure)\}")
 COLON_FENCE_LINE = re.compile(r"^:{3,}.*$", re.M)  # ":::{dropdown} title" opens, ":::" closes: the title stays
 DIRECTIVE_OPTION = re.compile(r"^:[a-z_-]+:.*$", re.M)
+TUTORIAL_LINK = re.compile(r"\{ref\}`([^`<]*?)\s*<the-tutorials>`")
 ROLE = re.compile(r"\{(glue(:[a-z]+)?|doc|ref|numref|download|eq|term|cite)\}`[^`]*`")
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 LINK_TARGET = re.compile(r"\]\([^)]*\)")
@@ -73,22 +74,22 @@ ALLOWED: list[tuple[re.Pattern, str]] = [
 # one file, one phrase: each a value the book quotes (from the paper, a source or a program's defaults) or
 # a formula's notation, with where it comes from
 ALLOWED_AT: dict[tuple[str, str], str] = {
-    ("chapters/01_positioning.md", "[0.20, 0.40, 0.40]"): "source 002's rounded figures, checked by the cell above",
-    ("chapters/01_positioning.md", "[0.60, 0.80]"): "source 002's rounded figures, checked by the cell above",
-    ("chapters/02_encoder_layer.md", "[0.20, 0.40, 0.40]"): "source 002's rounded figures, checked by a cell",
-    ("chapters/02_encoder_layer.md", "[0.60, 0.80]"): "source 002's rounded figures, checked by a cell",
-    ("chapters/03_sizes.md", "| 12 layers |"): "the row label of source 000's table, redone exactly beside it",
-    ("chapters/03_sizes.md", "4 \\times 768 \\times 768"): "source 000's rule, quoted; the table below redoes it",
-    ("chapters/03_sizes.md", "2 \\times 768 \\times 3072"): "source 000's rule, quoted; the table below redoes it",
+    ("chapters/01_positioning.md", "[0.20, 0.40, 0.40]"): "a tutorial's rounded figures, checked by the cell above",
+    ("chapters/01_positioning.md", "[0.60, 0.80]"): "a tutorial's rounded figures, checked by the cell above",
+    ("chapters/02_encoder_layer.md", "[0.20, 0.40, 0.40]"): "a tutorial's rounded figures, checked by a cell",
+    ("chapters/02_encoder_layer.md", "[0.60, 0.80]"): "a tutorial's rounded figures, checked by a cell",
+    ("chapters/03_sizes.md", "| 12 layers |"): "the row label of a tutorial's table, redone exactly beside it",
+    ("chapters/03_sizes.md", "4 \\times 768 \\times 768"): "a tutorial's rule, quoted; the table below redoes it",
+    ("chapters/03_sizes.md", "2 \\times 768 \\times 3072"): "a tutorial's rule, quoted; the table below redoes it",
     ("chapters/03_sizes.md", "30{,}000 \\times H"): "the paper's 30,000-token vocabulary in a mental estimate",
     ("chapters/03_sizes.md", "with 1 head or 12 has the same count"): "BERT-Base's 12 heads (paper §3); the cell "
      "below computes both counts",
-    ("chapters/04_embeddings.md", "of width 4 and run"): "the width of source 000's four-dimensional example",
-    ("chapters/04_embeddings.md", "| position 5 |"): "source 000's example, checked in the cell",
-    ("chapters/04_embeddings.md", "not at position 5 in sentence B"): "source 000's example, checked in the cell",
-    ("chapters/07_mlm.md", "-\\ln 0.62 \\approx 0.478"): "the sources' worked number, computed beside it",
-    ("chapters/07_mlm.md", "-\\ln 0.01 \\approx 4.6"): "the sources' worked number, computed beside it",
-    ("chapters/07_mlm.md", "-\\ln 0.62 ="): "the sources' worked number, computed by the glue that follows",
+    ("chapters/04_embeddings.md", "of width 4 and run"): "the width of a tutorial's four-dimensional example",
+    ("chapters/04_embeddings.md", "| position 5 |"): "a tutorial's example, checked in the cell",
+    ("chapters/04_embeddings.md", "not at position 5 in sentence B"): "a tutorial's example, checked in the cell",
+    ("chapters/07_mlm.md", "-\\ln 0.62 \\approx 0.478"): "the tutorials' worked number, computed beside it",
+    ("chapters/07_mlm.md", "-\\ln 0.01 \\approx 4.6"): "the tutorials' worked number, computed beside it",
+    ("chapters/07_mlm.md", "-\\ln 0.62 ="): "the tutorials' worked number, computed by the glue that follows",
     ("chapters/07_mlm.md", "(say 50)"): "a hypothetical value, for illustration",
     ("chapters/08_masking.md", "(10 copies with different masks by default"): "create_pretraining_data.py's "
      "--dupe_factor default",
@@ -114,7 +115,8 @@ ALLOWED_AT: dict[tuple[str, str], str] = {
 }
 
 CITATION = re.compile(r"\b(the paper|paper's|Devlin|et al\.|Table \d|appendix [A-C]|(19|20)\d\d)\b"
-                      r"|(?i:\b(our|the|one of our) sources?'?s?\b)")
+                      r"|(?i:\b(our|the|one of our) sources?'?s?\b)"
+                      r"|(?i:\b(a|the|one|another|two|that|same) tutorials?'?s?\b)")  # intro.md, "The claims it checks"
 
 
 def prose_and_math(text: str) -> tuple[str, str]:
@@ -127,6 +129,7 @@ def prose_and_math(text: str) -> tuple[str, str]:
         return "\n" * m.group(0).count("\n")
 
     text = FENCE.sub(fence, text)
+    text = TUTORIAL_LINK.sub(lambda m: m.group(1), text)  # "one {ref}`tutorial <the-tutorials>`" reads "one tutorial"
     for pattern in (HTML_COMMENT, LABEL, DIRECTIVE_OPTION, ROLE, INLINE_CODE, LINK_TARGET, URL):
         text = pattern.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     text = COLON_FENCE_LINE.sub(lambda m: re.sub(r"^:{3,}(\{\w+\})?", "", m.group(0)), text)
