@@ -210,6 +210,9 @@ GLOSSARY_MENTIONS = {
     "Mean pooling": r"mean pooling", "MLM": r"MLM", "NSP": r"NSP", "[PAD]": r"\[PAD\]", "Pooler": r"pooler",
     "Pretraining": r"pre-?training", "Segment embedding": r"segment embeddings?", "[SEP]": r"\[SEP\]",
     "Sinusoidal position encoding": r"sinusoid(?:s|al)?", "[UNK]": r"\[UNK\]", "WordPiece": r"WordPiece",
+    # the encoder layer's terms (review G-4)
+    "Multi-head attention": r"multi-head attention", "Position-wise feed-forward network": r"position-wise feed-forward",
+    "Residual connection": r"residual connections?", "Post-LN": r"post-LN", "Pre-LN": r"pre-LN", "SOP": r"SOP",
 }
 
 
