@@ -29,6 +29,8 @@ from bertlib.training.finetune import (
     squad_scores,
     tagging_baselines,
 )
+from bertlib.training.tasks import get_task
+from bertlib import BertForSequenceClassification
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -131,8 +133,8 @@ def test_tagging_labels_sit_on_first_pieces(tokenizer):
 
 
 # ----------------------------------------------------------------------------- a training step per head
-def _tiny_head(kind, num_labels, tokenizer):
-    return load_model(kind, "scratch", num_labels, seed=0, max_length=64)
+def _tiny_head(task, num_labels, tokenizer):
+    return load_model(get_task(task).head, "scratch", num_labels, seed=0, max_length=64)
 
 
 def _steps_lower_loss(model, batch, steps=5, lr=3e-3):
@@ -156,19 +158,19 @@ def _steps_lower_loss(model, batch, steps=5, lr=3e-3):
 def test_sequence_classification_step(tokenizer):
     rows = load_task("docstring_topics")[0][:16]
     labels = label_names(load_task("docstring_topics")[0])
-    model, tok = _tiny_head("classification", len(labels), tokenizer)
+    model, tok = _tiny_head("docstring_topics", len(labels), tokenizer)
     _steps_lower_loss(model, encode_classification(rows, tok, labels, 32))
 
 
 def test_token_classification_step(tokenizer):
     rows = load_task("code_spans")[0][:16]
-    model, tok = _tiny_head("tagging", 3, tokenizer)
+    model, tok = _tiny_head("code_spans", 3, tokenizer)
     _steps_lower_loss(model, encode_tagging(rows, tok, 48)[0])
 
 
 def test_question_answering_step_and_decoding(tokenizer):
     rows = load_task("function_qa")[0][:16]
-    model, tok = _tiny_head("qa", 2, tokenizer)
+    model, tok = _tiny_head("function_qa", 2, tokenizer)
     feats = encode_qa(rows, tok, 64, drop_unanswerable=True)
     _steps_lower_loss(model, feats.tensors)
     scores, predictions = evaluate_qa(model, encode_qa(rows, tok, 64, drop_unanswerable=False), rows)
@@ -177,7 +179,7 @@ def test_question_answering_step_and_decoding(tokenizer):
 
 
 def test_minilm_head_is_fresh_and_encoder_loaded():
-    model, tok = load_model("classification", "minilm", 6)
+    model, tok = load_model(BertForSequenceClassification, "minilm", 6)
     assert set(model.newly_initialized_weights) == {"classifier.weight", "classifier.bias"}
     assert tok.vocab_size == 30522
 
@@ -208,7 +210,7 @@ def test_a_batch_cut_to_its_longest_row_gives_the_same_loss(tokenizer):
     compute, the same loss and the same gradients for the tagging head, whose labels sit on those columns."""
     from bertlib.training.loop import epoch_batches, trim_padding
 
-    model, tok = _tiny_head("tagging", 3, tokenizer)
+    model, tok = _tiny_head("code_spans", 3, tokenizer)
     full, _ = encode_tagging(load_task("code_spans")[0][:8], tok, 64)  # (8, 64), padded to 64
     cut = trim_padding(full)
     longest = int(full["attention_mask"].sum(1).max())
@@ -239,7 +241,7 @@ def test_the_optimizer_steps_exactly_as_adamw_s_plain_loop(tokenizer):
 
     topics = load_task("docstring_topics")[0]
     labels = label_names(topics)
-    (first, tok), (second, _) = (_tiny_head("classification", len(labels), tokenizer) for _ in range(2))
+    (first, tok), (second, _) = (_tiny_head("docstring_topics", len(labels), tokenizer) for _ in range(2))
     models = [first, second]
     models[1].load_state_dict(models[0].state_dict())
     batch = encode_classification(topics[:8], tok, labels, 32)

@@ -139,11 +139,13 @@ def test_the_models_loss_is_the_loss_pretraining_computed_before(data, world):
     import random
 
     from bertlib import BertForPreTraining
-    from bertlib.training.pretrain import NspBatches, mask_batch, pretraining_forward
+    from bertlib.masking import mask_batch
+    from bertlib.training.objective import pretraining_forward
+    from bertlib.training.pretraining_data import NspBatches
 
     cfg = TINY
     stream = NspBatches(data.train_docs, data.tokenizer, cfg.seq_len, cfg.batch_size, random.Random(0), 0.1)
-    batch = mask_batch(next(stream), data.tokenizer, cfg, torch.Generator().manual_seed(0))
+    batch = mask_batch(next(stream), data.tokenizer, torch.Generator().manual_seed(0), **cfg.masking)
     masked, B = int((batch["labels"] != -100).sum()), batch["input_ids"].size(0)
     local = {k: v[:B // world] for k, v in batch.items()}  # rank 0's rows
     torch.manual_seed(0)

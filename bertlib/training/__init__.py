@@ -1,16 +1,35 @@
 """What is done *with* the BERT in ``bertlib``: training it and measuring what it learned.
 
 ``bertlib`` itself is the model and its data code (config, tokenizer, embeddings, attention, encoder,
-modeling, heads, masking, nsp, params, weights). Everything here trains a model or feeds a training run, and
-imports from ``bertlib``; nothing in ``bertlib`` imports from here.
+modeling, heads, masking, nsp, collate, params, weights, io). Everything here trains a model or feeds a training
+run, and imports from ``bertlib``; nothing in ``bertlib`` imports from here.
 
-- ``loop``         the training toolkit: one optimizer set-up, one learning-rate schedule, one progress bar,
-                   one step loop (pretraining, fine-tuning, the experiments and the book all use it)
-- ``corpus``       the pretraining corpus: the Python documentation every installation carries
-- ``synthetic``    small seeded generators for the experiments where real text cannot guarantee a property
-- ``pretrain``     ``python -m bertlib.pretrain``: MLM + NSP pretraining of a tiny BERT
-- ``finetune``     ``python -m bertlib.finetune``: the three heads on the shipped datasets, with baselines
-- ``experiments``  ``python -m bertlib.experiments``: five experiments on what the BERT paper asserts
-- ``checkpoint``   the checkpoint folder: checked before training, written atomically
-- ``cli``          argument types the three command lines share
+- ``loop``              the training toolkit: one optimizer set-up, one learning-rate schedule, one progress bar,
+                        one step loop (pretraining, fine-tuning, the experiments and the book all use it)
+- ``cli``               argument types the three command lines share, and ``option()``: a config field that
+                        is also a command-line option
+- ``checkpoint``        the checkpoint folder: checked before training, written atomically; the folders a run
+                        may start from
+- ``run_control``       how a run is launched and stopped: torchrun's processes, Ctrl-C
+
+Pretraining (``python -m bertlib.pretrain``: MLM + NSP pretraining of a tiny BERT):
+
+- ``corpus``            the pretraining corpus: the Python documentation every installation carries
+- ``pretrain_config``   ``PretrainConfig``, one run and the command's options
+- ``pretraining_data``  the vocabulary, the documents as ids, the stream of NSP batches, the held-out pairs
+- ``objective``         the MLM + NSP loss of a batch and the held-out scores
+- ``pretrain``          the run (set-up, step loop, final metrics, Ctrl-C) and its command
+
+Fine-tuning (``python -m bertlib.finetune``: the three heads on the shipped datasets, with baselines):
+
+- ``task_data``         the datasets shipped in ``datasets/``, read, sampled and encoded
+- ``tasks``             the three tasks: head, training tensors, scoring, baselines
+- ``metrics``           accuracy and macro-F1, span F1, SQuAD's exact match and F1
+- ``baselines``         what each task's model must beat without a model
+- ``finetune``          the run (the model it starts from, the epochs, the recipe) and its command
+
+Chapter 11's experiments (``python -m bertlib.experiments``):
+
+- ``synthetic``         small seeded generators for the experiments where real text cannot guarantee a property
+- ``experiments``       five experiments on what the BERT paper asserts
 """

