@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from nbgrader_harness import Course, assignments, grade_id, points, solution_submission  # noqa: E402
+from nbgrader_harness import Course, assignments, grade_id, points, solution_submission
 
 TARGET_S = 60.0
 

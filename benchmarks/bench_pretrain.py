@@ -36,11 +36,11 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import transformers  # noqa: E402
+import transformers
 
-from bertlib.heads import BertForPreTraining  # noqa: E402
-from bertlib.training.loop import make_optimizer, make_scheduler, train_steps  # noqa: E402
-from bertlib.training.pretrain import (  # noqa: E402
+from bertlib.heads import BertForPreTraining
+from bertlib.training.loop import make_optimizer, make_scheduler, train_steps
+from bertlib.training.pretrain import (
     NspBatches, PretrainConfig, load_pretraining_data, mask_batch, pretrain, pretraining_forward,
 )
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from nbgrader_harness import Course, assignments, points, solution_submission  # noqa: E402
+from nbgrader_harness import Course, assignments, points, solution_submission
 
 TARGET = 1.2
 

