@@ -134,10 +134,12 @@ def stdlib_root() -> Path:
     return Path(sysconfig.get_paths()["stdlib"])
 
 
-def module_documents(root: Path | None = None) -> list[Document]:
-    """One document per standard-library module that has docstrings, read with ``ast`` (nothing is imported)."""
+def stdlib_modules(root: Path | None = None):
+    """(module name, parsed source) of each module of the standard library that documents the library, in path
+    order: its own tests, applications and vendored code (``_SKIP_TOP``, ``_SKIP_PART``) are left out, and a
+    file that does not parse is skipped. Read with ``ast``, nothing is imported. The corpus and the
+    fine-tuning datasets (``datasets/build_datasets.py``) both read the library through this."""
     root = stdlib_root() if root is None else Path(root)
-    docs = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root)
         if rel.parts[0] in _SKIP_TOP or _SKIP_PART & set(rel.parts[:-1]) or rel.parts[0].startswith("test"):
@@ -146,10 +148,16 @@ def module_documents(root: Path | None = None) -> list[Document]:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (SyntaxError, UnicodeDecodeError, ValueError):
             continue  # e.g. the deliberately broken files some packages carry
+        yield ".".join(rel.with_suffix("").parts).removesuffix(".__init__"), tree
+
+
+def module_documents(root: Path | None = None) -> list[Document]:
+    """One document per standard-library module that has docstrings, read with ``ast`` (nothing is imported)."""
+    docs = []
+    for module, tree in stdlib_modules(root):
         sentences = [s for doc in _docstrings_in_order(tree) for s in split_sentences(doc)]
         if not sentences:
             continue
-        module = ".".join(rel.with_suffix("").parts).removesuffix(".__init__")
         group = module.split(".")[0].lstrip("_") or module
         docs.append(Document(f"module:{module}", f"module:{group}", tuple(sentences)))
     return docs

@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))  # the repository root, above bertlib/training/datasets/
 
-from bertlib.training.corpus import _SKIP_PART, _SKIP_TOP, split_sentences, stdlib_root  # noqa: E402
+from bertlib.training.corpus import split_sentences, stdlib_modules  # noqa: E402
 
 SEED = 0
 
@@ -46,20 +46,6 @@ FAMILIES = {
 }
 PER_CLASS = 300
 TEST_FRACTION = 0.25
-
-
-def _stdlib_files():
-    root = stdlib_root()
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root)
-        if rel.parts[0] in _SKIP_TOP or _SKIP_PART & set(rel.parts[:-1]) or rel.parts[0].startswith("test"):
-            continue
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (SyntaxError, UnicodeDecodeError, ValueError):
-            continue
-        module = ".".join(rel.with_suffix("").parts).removesuffix(".__init__")
-        yield module, tree
 
 
 def _functions(tree):
@@ -183,7 +169,7 @@ def write(name, train, test):
 
 
 def main():
-    files = list(_stdlib_files())
+    files = list(stdlib_modules())
     train, test = docstring_topics(files, random.Random(SEED))
     write("docstring_topics", train, test)
     print("  labels:", dict(sorted(Counter(r["label"] for r in train + test).items())))
