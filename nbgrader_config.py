@@ -38,9 +38,20 @@ from nbgrader.preprocessors import (  # noqa: E402
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-from bertgrader.preprocessors import SafeFeedback, TrustedExecute  # noqa: E402
+from nbgrader.preprocessors import ClearOutput, DeduplicateIds, OverwriteCells, OverwriteKernelspec  # noqa: E402
+
+from bertgrader.preprocessors import CleanSubmission, SafeFeedback, TrustedExecute  # noqa: E402
 
 c.TrustedExecute.source_root = os.path.join(c.CourseDirectory.root, c.CourseDirectory.source_directory)
+c.CleanSubmission.source_root = c.TrustedExecute.source_root
+# A submission is plain files: a link, FIFO or device in it is refused (that student only), never followed.
+from bertgrader.submission import install as check_submissions  # noqa: E402
+
+check_submissions()
+# A submission's nbgrader metadata is the release's (CleanSubmission first): a cell the student added with
+# nbgrader metadata of its own would otherwise stop the whole run, every student after it ungraded.
+c.Autograde.sanitize_preprocessors = [CleanSubmission, ClearOutput, DeduplicateIds, OverwriteKernelspec,
+                                      OverwriteCells, CheckCellMetadata]
 c.TrustedExecute.sandbox = "bwrap"
 # Refuse `nbgrader autograde` before it touches the gradebook when the sandbox cannot run here.
 if "autograde" in sys.argv[1:3] and not any(a.startswith("--TrustedExecute.sandbox=none") for a in sys.argv):

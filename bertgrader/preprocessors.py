@@ -22,6 +22,7 @@ the markdown cells).
 """
 from __future__ import annotations
 
+import copy
 import re
 import time
 from pathlib import Path
@@ -62,6 +63,19 @@ def _text_size(out) -> int:
     return sum(len(v) if isinstance(v, str) else len(str(v)) for k, v in out.get("data", {}).items() if k != MIME)
 
 
+def _content_size(value, depth: int = 0) -> int:
+    """About how many characters a message's content holds (its strings, however nested)."""
+    if isinstance(value, str):
+        return len(value)
+    if depth > 20:
+        return 0
+    if isinstance(value, dict):
+        return sum(len(str(k)) + _content_size(v, depth + 1) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return sum(_content_size(v, depth + 1) for v in value)
+    return 8
+
+
 def make_safe(out, cap: int):
     """A copy of one output with only inert mime types, its text cut to ``cap`` characters."""
     kind = out.get("output_type")
@@ -94,6 +108,9 @@ class TrustedExecute(Execute):
     notebook_seconds = Integer(Limits.wall_seconds, help="Wall-clock budget of one notebook").tag(config=True)
     memory_mb = Integer(Limits.memory_bytes // 2**20, help="Address-space limit of a kernel, MiB").tag(config=True)
     cpu_seconds = Integer(Limits.cpu_seconds, help="CPU-time limit of a kernel").tag(config=True)
+    max_submission_bytes = Integer(256 * 2**20, help=(
+        "Characters of output (the grader's own answers included) one notebook may send in all; past it the "
+        "kernel is stopped and the cells left are not graded")).tag(config=True)
 
     # ------------------------------------------------------------------ set-up
     def _hidden_tests(self, resources):
@@ -139,6 +156,10 @@ class TrustedExecute(Execute):
             self.log.warning("GRADING WITHOUT A SANDBOX (--TrustedExecute.sandbox=none): student code runs with "
                              "your rights, files, environment and network")
         self._dead = None  # why the kernel can no longer run anything, once it cannot
+        self._aside = False  # True while the grader's own call runs in the kernel
+        self._received = 0  # characters of output the kernel has sent, all cells together
+        self.store_widget_state = False
+        nb.metadata.pop("widgets", None)  # a submission's own widget state is not kept either
         self._deadline = time.monotonic() + self.notebook_seconds
         self._used: dict[int, int] = {}
         self._cut: set[int] = set()
@@ -151,6 +172,8 @@ class TrustedExecute(Execute):
     # ------------------------------------------------------------------ cells
     def preprocess_cell(self, cell, resources, index):
         self._index, self._cell = index, cell
+        if cell.cell_type == "markdown":
+            return _inert_markdown(cell), resources
         if cell.cell_type != "code":
             return cell, resources
         if not self._dead and time.monotonic() > self._deadline:
@@ -185,7 +208,16 @@ class TrustedExecute(Execute):
         else:
             if any(o.get("ename") == "CellTimeoutError" for o in cell.outputs if o.get("output_type") == "error"):
                 self._after_timeout()
+        if self._stop_if_flooded():
+            cell.outputs.append(_error_output("OutputLimit", self._dead))
         return cell, resources
+
+    def _stop_if_flooded(self) -> bool:
+        """Stop the kernel once the notebook has sent more than its total budget of output."""
+        if self._received <= self.max_submission_bytes or self._dead:
+            return False
+        self._stop_kernel(f"the notebook sent more than {self.max_submission_bytes // 2**20} MiB of output in all")
+        return True
 
     def _run_in_kernel(self, code: str):
         """Execute grader code in the kernel: (outputs, "ok" | "error" | "timeout" | "dead")."""
@@ -203,6 +235,8 @@ class TrustedExecute(Execute):
         except CellTimeoutError:
             self._after_timeout()
             return [], "timeout" if not self._dead else "dead"
+        if self._stop_if_flooded():
+            return [], "dead"
         errors = [o for o in scratch.outputs if o.get("output_type") == "error"]
         if any(o.get("ename") == "CellTimeoutError" for o in errors):
             self._after_timeout()
@@ -212,9 +246,11 @@ class TrustedExecute(Execute):
     def _execute_aside(self, scratch):
         """Run a cell that is not part of the notebook (nbclient writes the cell it ran back into the
         notebook at its index: put the notebook's own cell back)."""
+        self._aside = True
         try:
             self.execute_cell(scratch, self._index, store_history=False)
         finally:
+            self._aside = False
             self.nb.cells[self._index] = self._cell
 
     def _after_timeout(self):
@@ -244,12 +280,38 @@ class TrustedExecute(Execute):
             self.log.debug("stopping the kernel: %s", e)
 
     # ------------------------------------------------------------------ output
+    def process_message(self, msg, cell, cell_index):
+        """The one gate every message from the kernel passes. Widget (comm) messages and display updates
+        are dropped, so no widget state, no Output-widget capture and no rewrite of an earlier output is
+        stored; display ids are cleared; the answer channel's mime type is kept only in the grader's own
+        calls; a submission that sends more than ``max_submission_bytes`` in all is stopped. What is left
+        (stream, display_data, execute_result, error) goes through ``output``: capped and made inert."""
+        msg_type = msg.get("msg_type") or msg.get("header", {}).get("msg_type", "")
+        content = msg.get("content")
+        if not isinstance(content, dict):
+            return None
+        if msg_type in ("status", "execute_input", "clear_output"):
+            return super().process_message(msg, cell, cell_index)
+        if msg_type not in ("stream", "display_data", "execute_result", "error"):
+            return None  # comm_open / comm_msg / comm_close, update_display_data, anything else
+        self._received += _content_size(content)
+        if self._received > self.max_submission_bytes:
+            return None  # dropped; the kernel is stopped once this cell is over (_stop_if_flooded)
+        if "transient" in content:
+            content["transient"] = {}
+        data = content.get("data")
+        if isinstance(data, dict) and MIME in data and not self._aside:
+            data.pop(MIME)
+        return super().process_message(msg, cell, cell_index)
+
     def output(self, outs, msg, display_id, cell_index):
         out = super().output(outs, msg, display_id, cell_index)
         if out is None:
             return out
         if MIME in out.get("data", {}):
-            return out  # the grader's own answer channel, checked when it is read
+            if self._aside:
+                return out  # the grader's own answer channel, read by bertgrader.remote and never stored
+            out["data"].pop(MIME)
         used = self._used.get(cell_index, 0) + _text_size(out)
         self._used[cell_index] = used
         if used > self.max_output_chars:
@@ -264,6 +326,58 @@ class TrustedExecute(Execute):
         return out
 
 
+class CleanSubmission(NbGraderPreprocessor):
+    """First of autograde's sanitising steps: a submission's nbgrader metadata is the release's, whatever the
+    student's file says. A cell whose grade id the release does not have (a cell the student added or
+    copied, ``{"nbgrader": {}}``, another schema version) loses its nbgrader metadata; a release cell gets
+    the release's own. nbgrader would otherwise stop the whole run at the first such notebook."""
+
+    source_root = Unicode("", help="The folder of the assignments' source folders").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        meta = resources.get("nbgrader", {})
+        assignment, notebook = meta.get("assignment"), meta.get("notebook")
+        source = Path(self.source_root) / str(assignment) / f"{notebook}.ipynb"
+        if not self.source_root or not source.is_file():
+            raise RuntimeError(f"CleanSubmission: no source notebook {source} (set source_root in nbgrader_config.py)")
+        release, release_ids = {}, {}
+        for cell in nbformat.read(str(source), as_version=4).cells:
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if gid and gid not in release:
+                release[gid], release_ids[gid] = cell.metadata["nbgrader"], cell.get("id")
+
+        def grade_id(cell):
+            meta = cell.get("metadata", {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
+            gid = meta.get("grade_id") if isinstance(meta, dict) else None
+            return gid if isinstance(gid, str) and gid in release else None
+
+        # One cell per grade id keeps it: the one with the release's cell id, else the first (a cell the
+        # student copied or pasted has a new id and becomes an ordinary cell).
+        keep = {}
+        for i, cell in enumerate(nb.cells):
+            gid = grade_id(cell)
+            if gid is not None and (gid not in keep or (cell.get("id") == release_ids[gid]
+                                                        and nb.cells[keep[gid]].get("id") != release_ids[gid])):
+                keep[gid] = i
+        for i, cell in enumerate(nb.cells):
+            if not isinstance(cell.get("metadata"), dict) or "nbgrader" not in cell.metadata:
+                continue
+            gid = grade_id(cell)
+            if gid is not None and keep[gid] == i:
+                cell.metadata["nbgrader"] = nbformat.from_dict(copy.deepcopy(release[gid]))
+            else:
+                del cell.metadata["nbgrader"]
+        return nb, resources
+
+
+def _inert_markdown(cell):
+    """A markdown cell that holds HTML or a javascript: link, cleaned by nbconvert's bleach-based sanitiser
+    (nbgrader's templates and nbconvert's HTML export render markdown as it is)."""
+    if re.search(r"<[A-Za-z/!?]|javascript:", cell.source, re.I):
+        cell.source = SanitizeHTML().sanitize_html_tags(cell.source)
+    return cell
+
+
 class SafeFeedback(NbGraderPreprocessor):
     """Keep only inert outputs, capped, in the notebook a feedback page is made from; a markdown cell that
     holds HTML or a javascript: link is cleaned by nbconvert's bleach-based sanitizer (nbgrader's feedback
@@ -274,7 +388,7 @@ class SafeFeedback(NbGraderPreprocessor):
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type == "code":
             cell.outputs = [make_safe(o, self.max_output_chars) for o in cell.get("outputs", [])][:50]
-        elif cell.cell_type == "markdown" and re.search(r"<[A-Za-z/!?]|javascript:", cell.source, re.I):
-            cell.source = SanitizeHTML().sanitize_html_tags(cell.source)
+        elif cell.cell_type == "markdown":
+            _inert_markdown(cell)
         return cell, resources
 

@@ -122,6 +122,28 @@ from IPython.display import HTML, Javascript, display
 display(HTML("<script>document.title = 'pwned-by-html'</script><b>bold</b>"))
 display(Javascript("document.title = 'pwned-by-js'"))
 ''',
+    # Routes around the per-cell cap (issue 18): each sends 8 MB that must not be stored.
+    "answer_channel_in_a_cell": '''
+from IPython.display import publish_display_data
+for _ in range(2):
+    publish_display_data({{"application/x-bert-grader": "z" * 4_000_000,
+                           "text/html": "<script>document.title = 'pwned-by-channel'</script>"}})
+''',
+    "updates_a_display": '''
+from IPython.display import HTML, display, update_display
+handle = display("small", display_id=True)
+handle.update(HTML("<script>document.title = 'pwned-by-update'</script>" + "u" * 4_000_000))
+update_display({{"text/plain": "v" * 4_000_000}}, display_id=handle.display_id, raw=True)
+''',
+    "widget_output_capture": '''
+import ipywidgets
+from IPython.display import HTML, display
+out = ipywidgets.Output()
+display(out)
+with out:
+    print("w" * 4_000_000)
+    display(HTML("<script>document.title = 'pwned-by-widget'</script>" + "h" * 4_000_000))
+''',
 }
 
 # Cheats: part 1 answered wrongly (or through bertlib), plus a trick meant to pass the checks anyway.
@@ -181,7 +203,20 @@ KILLS_KERNEL = {"kills_its_kernel": "import os, signal\nos.kill(os.getpid(), sig
 FLOODS = {"sends_a_200mb_message": '''
 from IPython.display import display
 display({{"text/plain": "y" * 200_000_000}}, raw=True)
+''',
+           # many messages, each under every per-message limit, over the notebook's total (TOTAL_BYTES here)
+           "sends_many_messages": '''
+from IPython.display import display
+for _ in range(40):
+    display({{"text/plain": "m" * 2_000_000}}, raw=True)
 '''}
+# Submissions holding more than plain files (a git clone, an unpacked archive, cp -a): refused, never followed.
+LINKED = ["notebook_links_to_the_solution", "links_to_the_hidden_tests", "links_to_dev_zero", "holds_a_fifo"]
+# An added cell with nbgrader metadata nbgrader cannot read stopped the whole run before (issue 18).
+NBGRADER_CELLS = {"adds_a_newer_schema_cell": {"schema_version": 4}, "adds_an_empty_nbgrader_cell": {},
+                  "copies_a_graded_cell_id": {"grade": True, "grade_id": "test_select", "points": 100,
+                                              "locked": False, "solution": False, "schema_version": 3}}
+TOTAL_BYTES = 48 * 2**20  # --TrustedExecute.max_submission_bytes for this class (an honest 08_masking sends < 1 MB)
 
 
 def _tree_digest(*roots: Path, skip=()) -> dict[str, str]:
@@ -230,16 +265,37 @@ def attacked(tmp_path_factory):
         course.submit(name, A, filled(release, {**answers, "select": attack.format(**fill) + "\n" + answers["select"]}))
     for name, cheat in CHEATS.items():
         course.submit(name, A, filled(release, {**answers, "select": cheat}))
+    # submissions that are not plain files: refused, that student only, nothing of them followed
+    for name in LINKED:
+        folder = course.submit(name, A, solution_submission(course, A)).parent
+        if name == "notebook_links_to_the_solution":
+            (folder / f"{A}.ipynb").unlink()
+            (folder / f"{A}.ipynb").symlink_to(course.root / "solutions" / A / f"{A}.ipynb")
+        elif name == "links_to_the_hidden_tests":
+            (folder / "notes.py").symlink_to(course.root / "solutions" / A / "hidden_tests.py")
+        elif name == "links_to_dev_zero":
+            (folder / "data.bin").symlink_to("/dev/zero")
+        elif name == "holds_a_fifo":
+            os.mkfifo(folder / "pipe")
+    # cells the student added with nbgrader metadata of their own: graded as the release's cells
+    for name, meta in NBGRADER_CELLS.items():
+        nb = solution_submission(course, A)
+        extra = __import__("nbformat").v4.new_code_cell("extra = 1")
+        extra.metadata["nbgrader"] = meta
+        nb.cells.insert(2, extra)
+        course.submit(name, A, nb)
     # a markdown cell with a script, added by a student
     nb = solution_submission(course, A)
     nb.cells.insert(1, __import__("nbformat").v4.new_markdown_cell("<script>document.title='pwned-by-md'</script>hi"))
     course.submit("script_in_markdown", A, nb)
 
-    watched = [REPO / "bertlib", REPO / "course", site]
+    course.submit("zz_honest_last", A, solution_submission(course, A))  # graded after every attacker
+
+    watched = [REPO / "bertlib", REPO / "bertgrader", site]
     before_repo = _tree_digest(*watched)
     before_course = _tree_digest(course.root / "solutions", course.root / "exercises", course.root / "submitted")
     sleepers_before = _sleepers()
-    run = course.autograde(A)
+    run = course.nbgrader("autograde", A, "--force", f"--TrustedExecute.max_submission_bytes={TOTAL_BYTES}", check=False)
     course.generate_feedback(A)
     grades = course.export_csv()
     stop.set()
@@ -262,13 +318,26 @@ def _feedback(course, student) -> str:
 
 def test_every_student_is_graded_and_honest_ones_get_full_marks(attacked):
     course = attacked["course"]
-    students = ["honest1", "honest2", "script_in_markdown", *CONTAINED, *CHEATS, *KILLS_KERNEL, *FLOODS]
+    students = ["honest1", "honest2", "script_in_markdown", *CONTAINED, *CHEATS, *KILLS_KERNEL, *FLOODS,
+                *NBGRADER_CELLS, "zz_honest_last"]
     for s in students:
         assert course.total(A, s) is not None, f"{s} was not graded:\n{attacked['run'].log[-3000:]}"
-    for s in ["honest1", "honest2", "script_in_markdown", *CONTAINED]:
+    for s in ["honest1", "honest2", "script_in_markdown", *CONTAINED, *NBGRADER_CELLS, "zz_honest_last"]:
         assert course.total(A, s) == attacked["full"], f"{s}: {course.scores(A, s)}"
     rows = list(csv.DictReader(open(attacked["grades"])))
     assert {r["student_id"] for r in rows} >= set(students)
+
+
+def test_a_submission_that_is_not_plain_files_is_refused_and_nothing_of_it_followed(attacked):
+    course, log = attacked["course"], attacked["run"].log
+    for s in LINKED:
+        assert course.total(A, s) is None, f"{s} was graded: {course.scores(A, s)}"
+        assert not (course.root / "autograded" / s).exists() or not any((course.root / "autograded" / s).rglob("*.py"))
+        assert f"submitted/{s}/{A}/" in log and "a submission is plain files in plain folders" in log
+    marker = next(line for line in (REPO / "solutions" / A / "hidden_tests.py").read_text().splitlines()
+                  if "def _tolerance" in line)
+    copied = [p for p in (course.root / "autograded").rglob("*") if p.is_file() and marker in p.read_text(errors="replace")]
+    assert not copied, f"the hidden tests were copied where a kernel sees them: {copied}"
 
 
 def test_attackers_earn_no_more_than_their_answers(attacked):
@@ -284,7 +353,7 @@ def test_attackers_earn_no_more_than_their_answers(attacked):
 
 
 def test_nothing_outside_the_grading_output_changed(attacked):
-    assert attacked["after_repo"] == attacked["before_repo"], "bertlib/, course/ or the virtualenv changed"
+    assert attacked["after_repo"] == attacked["before_repo"], "bertlib/, bertgrader/ or the virtualenv changed"
     assert attacked["after_course"] == attacked["before_course"], "solutions/, exercises/ or submitted/ changed"
     big = [p for p in attacked["course"].root.rglob("*") if p.is_file() and p.stat().st_size > 5 * 2**20]
     assert not big, f"files over 5 MiB in the course folder: {big}"
@@ -316,11 +385,12 @@ def test_attacks_saw_nothing(attacked):
             assert leak not in printed, f"{s} printed {leak!r}: the attack worked"
     printed = _outputs(course, "reads_secrets")
     assert "ENV" in printed and "HF_HUB_OFFLINE" in printed, printed[:2000]  # it ran, in the sandbox's environment
-    for name in os.environ:
-        if name not in printed.split("ENV", 1)[1][:1] and name.startswith(("SSH", "AWS", "GITHUB", "USER")):
-            assert f"'{name}'" not in printed, f"the instructor's {name} reached the kernel"
+    seen_env = set(re.findall(r"'([^']+)'", printed.split("ENV", 1)[1].splitlines()[0]))
+    assert seen_env <= set(__import__("bertgrader.sandbox", fromlist=["Sandbox"]).Sandbox(workdir=Path(".")).env()), (
+        f"variables the sandbox does not set reached the kernel: {sorted(seen_env)}")
     assert "no gradebook" in _outputs(course, "writes_gradebook")
-    assert "cannot kill" in _outputs(course, "kills_its_parent") or course.total(A, "kills_its_parent") is not None
+    killed = _outputs(course, "kills_its_parent")
+    assert killed.count("cannot kill") == 3, f"a kill went through (or never ran): {killed[:1000]}"
 
 
 def test_feedback_is_small_and_holds_no_live_script(attacked):
@@ -331,6 +401,32 @@ def test_feedback_is_small_and_holds_no_live_script(attacked):
         assert not re.search(r"<script[^>]*>[^<]*pwned", page), f"{s}: a live script in the feedback page"
     autograded = course.root / "autograded" / "prints_20mb" / A / f"{A}.ipynb"
     assert autograded.stat().st_size < 2 * 2**20
+
+
+def test_autograded_notebooks_are_small_and_hold_nothing_active(attacked):
+    """Every route a kernel has to the stored notebook (outputs, the answer channel's mime type, display
+    updates, widgets and their state, markdown) ends small and inert."""
+    course = attacked["course"]
+    for path in sorted((course.root / "autograded").glob(f"*/{A}/{A}.ipynb")):
+        student = path.parts[-3]
+        assert path.stat().st_size < 2 * 2**20, f"{student}: autograded notebook of {path.stat().st_size} bytes"
+        nb = read_nb(path)
+        assert "widgets" not in nb.metadata, f"{student}: widget state stored"
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                assert not re.search(r"<script|javascript:", cell.source, re.I), f"{student}: {cell.source[:200]}"
+            for out in cell.get("outputs", []):
+                kinds = set(out.get("data", {}))  # text and images only: nothing a page would run
+                assert kinds <= {"text/plain", "image/png", "image/jpeg"}, f"{student}: stored outputs of type {kinds}"
+    for s in ("answer_channel_in_a_cell", "updates_a_display", "widget_output_capture"):
+        assert course.total(A, s) == attacked["full"], f"{s}: {course.scores(A, s)}"
+
+
+def test_a_flood_of_small_messages_is_stopped_at_the_notebook_budget(attacked):
+    course = attacked["course"]
+    printed = _outputs(course, "sends_many_messages")
+    assert f"more than {TOTAL_BYTES // 2**20} MiB of output" in printed, printed[-2000:]
+    assert printed.count("m" * 1000) * 1000 < 2 * 2**20
 
 
 def test_feedback_never_shows_hidden_tests_of_any_cell(attacked):

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bertgrader.assignment import assignments as course_assignments
+from bertgrader.submission import SubmissionRefused, check_submission
 from bertgrader.classes.db import Ledger, SetupError, describe, normalise_url, open_engine, setup_lock, \
     submission_digest, use_wal
 from bertgrader.classes.pool import Pool, Task
@@ -208,12 +209,21 @@ def prepare(args, root: Path, assignments: list[str], subs: dict) -> Plan:
         with setup_lock(engine):
             _set_up_gradebook(engine, ledger, cfg, db_url, course_id, sorted({a for a, _ in mine}),
                               sorted({s for _, s in mine if not GLOB_CHARS & set(s)}), register_assignment)
+        refused = set()
         for (a, s), folder in sorted(mine.items()):
+            why = None
             if GLOB_CHARS & set(s):
-                plan.refused.append({"assignment": a, "student": s, "status": "failed", "seconds": 0.0,
-                                     "why": "its student id holds *, ?, [ or ], which nbgrader reads as a pattern "
-                                            "matching other students: rename the folder"})
-        digests = {k: submission_digest(v) for k, v in mine.items() if not GLOB_CHARS & set(k[1])}
+                why = ("its student id holds *, ?, [ or ], which nbgrader reads as a pattern matching other "
+                       "students: rename the folder")
+            else:
+                try:  # before anything of it is read: a link or FIFO is never followed, even to hash it
+                    check_submission(folder, inside=root / "submitted")
+                except SubmissionRefused as e:
+                    why = str(e)
+            if why:
+                refused.add((a, s))
+                plan.refused.append({"assignment": a, "student": s, "status": "failed", "seconds": 0.0, "why": why})
+        digests = {k: submission_digest(v) for k, v in mine.items() if k not in refused}
         graded = set() if args.force else {
             (a, s) for a in assignments
             for s in ledger.graded(a, {s: d for (a2, s), d in digests.items() if a2 == a}, root)}
