@@ -116,6 +116,19 @@ class Remote:
             raise StudentError("the answer could not travel back as data", "protocol")
         return out["result"], out["args_after"]
 
+    def call_standing_in(self, name: str, returns, *args, **kwargs):
+        """Call this function of the notebook while the notebook's function ``name`` is replaced by a stand-in
+        that returns ``returns`` (data the grader computed: the correct result of the part it stands for).
+        Returns (result, calls): each call of the stand-in as {"args", "kwargs", "where"}; an argument that is
+        not data is None in "args"/"kwargs", and "where" maps its position ("0", "1", ...) or keyword to where
+        it sat among this call's own arguments ("args[0].attention.self")."""
+        out = self._student._request({"op": "call", "target": self._target, "path": self._path,
+                                      "args": _unwrap(list(args)), "kwargs": _unwrap(kwargs),
+                                      "stand_in": {"name": name, "returns": returns}})
+        if isinstance(out, Remote) or not isinstance(out, dict) or not isinstance(out.get("calls"), list):
+            raise StudentError("the answer could not travel back as data", "protocol")
+        return out["result"], out["calls"]
+
     def value(self):
         """The attribute's value itself (data, or a Remote for an object)."""
         return self._student._request({"op": "get", "target": self._target, "path": self._path})

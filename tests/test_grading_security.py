@@ -216,6 +216,8 @@ LINKED = ["notebook_links_to_the_solution", "links_to_the_hidden_tests", "links_
 NBGRADER_CELLS = {"adds_a_newer_schema_cell": {"schema_version": 4}, "adds_an_empty_nbgrader_cell": {},
                   "copies_a_graded_cell_id": {"grade": True, "grade_id": "test_select", "points": 100,
                                               "locked": False, "solution": False, "schema_version": 3}}
+SECRET = "INSTRUCTOR_SECRET_TOKEN"  # in the grader's environment while the class is graded; never in a kernel's
+SET_BY_IPYKERNEL = {"TERM", "PAGER", "GIT_PAGER", "CLICOLOR", "CLICOLOR_FORCE", "FORCE_COLOR", "PWD"}
 TOTAL_BYTES = 48 * 2**20  # --TrustedExecute.max_submission_bytes for this class (an honest 08_masking sends < 1 MB)
 
 
@@ -295,7 +297,12 @@ def attacked(tmp_path_factory):
     before_repo = _tree_digest(*watched)
     before_course = _tree_digest(course.root / "solutions", course.root / "exercises", course.root / "submitted")
     sleepers_before = _sleepers()
-    run = course.nbgrader("autograde", A, "--force", f"--TrustedExecute.max_submission_bytes={TOTAL_BYTES}", check=False)
+    os.environ[SECRET] = "s3cret"
+    try:
+        run = course.nbgrader("autograde", A, "--force", f"--TrustedExecute.max_submission_bytes={TOTAL_BYTES}",
+                              check=False)
+    finally:
+        del os.environ[SECRET]
     course.generate_feedback(A)
     grades = course.export_csv()
     stop.set()
@@ -386,8 +393,10 @@ def test_attacks_saw_nothing(attacked):
     printed = _outputs(course, "reads_secrets")
     assert "ENV" in printed and "HF_HUB_OFFLINE" in printed, printed[:2000]  # it ran, in the sandbox's environment
     seen_env = set(re.findall(r"'([^']+)'", printed.split("ENV", 1)[1].splitlines()[0]))
-    assert seen_env <= set(__import__("bertgrader.sandbox", fromlist=["Sandbox"]).Sandbox(workdir=Path(".")).env()), (
-        f"variables the sandbox does not set reached the kernel: {sorted(seen_env)}")
+    assert SECRET not in seen_env, "the instructor's environment reached the kernel"
+    sandbox_env = set(__import__("bertgrader.sandbox", fromlist=["Sandbox"]).Sandbox(workdir=Path(".")).env())
+    leaked = (seen_env & set(os.environ)) - sandbox_env - SET_BY_IPYKERNEL
+    assert not leaked, f"the instructor's variables reached the kernel: {sorted(leaked)}"
     assert "no gradebook" in _outputs(course, "writes_gradebook")
     killed = _outputs(course, "kills_its_parent")
     assert killed.count("cannot kill") == 3, f"a kill went through (or never ran): {killed[:1000]}"

@@ -70,8 +70,51 @@ def _run(request: dict):
     if request["op"] == "get":
         return obj, None
     args, kwargs = _resolve(request.get("args", [])), _resolve(request.get("kwargs", {}))
+    if "stand_in" in request:
+        return _call_standing_in(namespace, obj, args, kwargs, request["stand_in"]), None
     result = obj(*args, **kwargs)
     return result, ([_data_or_none(a) for a in args] if request.get("return_args") else None)
+
+
+def _where(value, args) -> str | None:
+    """Where an object that is not data sits among a call's arguments: "args[0].attention.self", say."""
+    for i, arg in enumerate(args):
+        if value is arg:
+            return f"args[{i}]"
+        named = getattr(arg, "named_modules", None)
+        if callable(named):
+            for name, module in named():
+                if module is value:
+                    return f"args[{i}].{name}" if name else f"args[{i}]"
+    return None
+
+
+def _call_standing_in(namespace: dict, obj, args, kwargs, stand_in: dict):
+    """Call ``obj`` while the notebook's function ``stand_in["name"]`` is replaced by one that records what it
+    is given and returns ``stand_in["returns"]``: how a part that builds on another is graded, with the correct
+    result of the other part, computed by the grader. What was recorded goes back as data (objects that are
+    not data as where they sit among the call's arguments); the grader checks it, never this module."""
+    name, returns = stand_in["name"], stand_in["returns"]
+    calls = []
+
+    def stand_in_function(*a, **k):
+        given = {**{str(i): x for i, x in enumerate(a)}, **k}
+        calls.append({"args": [_data_or_none(x) for x in a], "kwargs": {key: _data_or_none(v) for key, v in k.items()},
+                      "where": {key: _where(x, args) for key, x in given.items() if _data_or_none(x) is None
+                                and x is not None}})
+        return wire.decode(wire.encode(returns), build=wire.materialize)  # a fresh copy for every call
+
+    missing = object()
+    theirs = namespace.get(name, missing)
+    namespace[name] = stand_in_function
+    try:
+        result = obj(*args, **kwargs)
+    finally:
+        if theirs is missing:
+            namespace.pop(name, None)
+        else:
+            namespace[name] = theirs
+    return {"result": result, "calls": calls}
 
 
 def serve(text: str) -> None:

@@ -56,31 +56,12 @@ def _padding_mask(lengths, T):
     return build_attention_mask(attention_mask, T, is_causal=False, dtype=torch.float32, device="cpu")
 
 
-def _check_same(name, got, expected, hint):
-    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(expected.shape):
-        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-        raise AssertionError(f"{name}: got {shape}, expected a tensor of shape {tuple(expected.shape)}. {hint}")
-    if not torch.allclose(got, expected, atol=1e-5):
-        raise AssertionError(f"{name} has the right shape but not the right numbers. {hint}")
-
-
-def _self_attention_given(attn, hidden_states, mask, expected):
-    # self_attention(attn, hidden_states, mask) while attention() is a correct one for the inputs BERT's
-    # split gives: how part 2 is tested, so that a mistake in part 1 does not cost you again. It checks
-    # what you pass it.
+def _with_bertlib_attention(attn, hidden_states, mask):
+    # Your self_attention() while attention() is bertlib's (a correct part 1): part 2's visible test, so a
+    # mistake in part 1 does not show up again here. (Grading does the same on its side.)
     global attention
     yours = globals().get("attention")
-
-    def given(q, k, v, mask=None):
-        for name, got in (("q", q), ("k", k), ("v", v)):
-            _check_same(f"attention() got {name}", got, expected[name],
-                        "Expected (B, nh, T, hd): head a holds hd numbers of every token, the a-th slice of its "
-                        "H, and the tokens keep their order.")
-        if (mask is None) != (expected["mask"] is None) or (mask is not None and not torch.equal(mask, expected["mask"])):
-            raise AssertionError("attention() did not get the mask that self_attention() was given")
-        return expected["context"].clone(), expected["weights"].clone()
-
-    attention = given
+    attention = bertlib.eager_attention
     try:
         with torch.no_grad():
             return self_attention(attn, hidden_states, mask)
@@ -88,22 +69,11 @@ def _self_attention_given(attn, hidden_states, mask, expected):
         attention = yours
 
 
-def _layer_given(layer, hidden_states, mask, expected):
-    # encoder_layer(layer, hidden_states, mask) while self_attention() is a correct one: how part 3 is
-    # tested, so that a mistake in part 2 does not cost you again. It checks what you pass it.
+def _with_bertlib_self_attention(layer, hidden_states, mask):
+    # Your encoder_layer() while self_attention() is bertlib's (a correct part 2): part 3's visible test.
     global self_attention
     yours = globals().get("self_attention")
-
-    def given(attn, x, mask=None):
-        if attn is not layer.attention.self:
-            raise AssertionError("self_attention() should get the layer's own attention, layer.attention.self")
-        _check_same("self_attention() got hidden states", x, expected["hidden_states"],
-                    "The attention reads the layer's input.")
-        if (mask is None) != (expected["mask"] is None) or (mask is not None and not torch.equal(mask, expected["mask"])):
-            raise AssertionError("self_attention() did not get the mask that encoder_layer() was given")
-        return expected["context"].clone(), expected["weights"].clone()
-
-    self_attention = given
+    self_attention = lambda attn, x, mask=None: attn(x, mask, output_attentions=True)  # noqa: E731
     try:
         with torch.no_grad():
             return encoder_layer(layer, hidden_states, mask)
@@ -202,7 +172,7 @@ x = torch.randn(2, 4, 12, generator=torch.Generator().manual_seed(202))  # (B, T
 mask = _padding_mask([4, 2], 4)
 with torch.no_grad():
     expected_context, expected_weights = attn(x, mask, output_attentions=True)  # bertlib (off while grading)
-    context, weights = self_attention(attn, x, mask)
+context, weights = _with_bertlib_attention(attn, x, mask)  # your part 2, with bertlib's attention()
 assert tuple(context.shape) == (2, 4, 12), f"context: expected (B, T, H) = (2, 4, 12), got {tuple(context.shape)}"
 assert tuple(weights.shape) == (2, 3, 4, 4), f"weights: expected (B, nh, T, T) = (2, 3, 4, 4), got {tuple(weights.shape)}"
 assert torch.allclose(weights, expected_weights, atol=1e-5), (
@@ -250,7 +220,7 @@ for act in ("gelu", "gelu_new"):  # the exact GELU and the tanh approximation
     mask = _padding_mask([5, 3], 5)
     with torch.no_grad():
         expected, _ = layer(x, mask)  # bertlib's BertLayer (switched off while grading)
-        got = encoder_layer(layer, x, mask)
+    got = _with_bertlib_self_attention(layer, x, mask)  # your part 3, with bertlib's self-attention
     assert tuple(got.shape) == (2, 5, 12), f"expected (B, T, H) = (2, 5, 12), got {tuple(got.shape)}"
     assert torch.allclose(got, expected, atol=1e-5), (
         f"with hidden_act={act!r} the output differs from BertLayer's by up to {(got - expected).abs().max():.3g}: "

@@ -2,9 +2,11 @@
 
 Each function grades the graded cell of the same name. Tensors, and bertlib modules as data (their weights),
 go into the student's kernel; what comes back is compared with bertlib run here: ``eager_attention``,
-``BertSelfAttention`` and ``BertLayer``. Parts 2 and 3 run through the setup cell's ``_self_attention_given``
-and ``_layer_given``, which stand in a correct part 1 (part 2) for the inputs BERT's split gives, so a
-mistake is charged to its own part only. See bertgrader/checks.py.
+``BertSelfAttention`` and ``BertLayer``. Parts 2 and 3 are called with a stand-in for the part they build on
+(``call_standing_in``: the notebook's ``attention``, then ``self_attention``, replaced for the call by one that
+records what it is given and returns the correct result, computed here), so a mistake is charged to its own
+part only. Nothing of the notebook's own helpers is used, and every comparison is made here. See
+bertgrader/checks.py.
 """
 import math
 
@@ -144,9 +146,13 @@ def _self_attention_case(student, fields, attn, x, mask, name):
         merged = context_heads.transpose(1, 2).reshape(B, T, H)
         oracle, oracle_weights = attn(x, mask, output_attentions=True)  # bertlib's BertSelfAttention
     assert torch.allclose(merged, oracle, atol=1e-5) and torch.allclose(weights, oracle_weights, atol=1e-6)
-    expected = {"q": q, "k": k, "v": v, "mask": mask, "context": context_heads, "weights": weights}
     with case(name):
-        got = Remote(student, "_self_attention_given", [])(_send(fields, attn), x, mask, expected)
+        got, calls = student.self_attention.call_standing_in("attention", (context_heads, weights),
+                                                             _send(fields, attn), x, mask)
+        check(len(calls) == 1, f"self_attention() should call attention() once, it called it {len(calls)} times")
+        _check_given(calls[0], ["q", "k", "v"], [q, k, v], mask, "attention()",
+                     "Expected (B, nh, T, hd): head a holds hd numbers of every token, the a-th slice of its H, "
+                     "and the tokens keep their order.")
         context, got_weights = _pair(got, (B, T, H), (B, nh, T, T))
         check(torch.allclose(got_weights, weights, atol=1e-6),
               "the weights should be the ones attention() returns, unchanged")
@@ -171,6 +177,23 @@ def test_self_attention(student):
         _self_attention_case(student, fields, attn, x, mask,
                              f"with B={B}, T={T}, H={H}, nh={nh}" + (", no mask" if mask is None else
                                                                      f", real lengths {lengths}"))
+
+
+def _check_given(call, names, expected, mask, callee, hint):
+    """What the student's function passed to the stand-in: the tensors ``names`` (positional, in order,
+    or by keyword), then the mask (positional or ``mask=``), unchanged."""
+    args, kwargs = list(call["args"]), dict(call["kwargs"])
+    for i, (name, want) in enumerate(zip(names, expected)):
+        got = args[i] if i < len(args) else kwargs.get(name)
+        check(isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(want.shape),
+              f"{callee} got {name} of shape {tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__}, "
+              f"expected {tuple(want.shape)}. {hint}")
+        check(torch.allclose(got.float(), want, atol=1e-5), f"{callee} got {name} with the right shape but not the "
+              f"right numbers. {hint}")
+    got_mask = args[len(names)] if len(args) > len(names) else kwargs.get("mask")
+    check((got_mask is None) == (mask is None) and (mask is None or (isinstance(got_mask, torch.Tensor)
+                                                                   and torch.equal(got_mask, mask))),
+          f"{callee} did not get the mask that the function was given")
 
 
 # ------------------------------------------------------------------------------------------------ part 3
@@ -205,10 +228,18 @@ def _layer_case(student, fields, layer, x, mask, name):
         context, weights = layer.attention.self(x, mask, output_attentions=True)  # (B, T, H), (B, nh, T, T)
         expected, _ = layer(x, mask)  # bertlib's BertLayer
     assert tuple(weights.shape) == (B, nh, T, T)  # the oracle's own shape, not the student's
-    given = {"hidden_states": x, "mask": mask, "context": context, "weights": weights}
     with case(name):
-        got = _tensor(Remote(student, "_layer_given", [])(_send(fields, layer), x, mask, given), (B, T, H),
-                      "the layer's output")
+        got, calls = student.encoder_layer.call_standing_in("self_attention", (context, weights),
+                                                            _send(fields, layer), x, mask)
+        check(len(calls) == 1,
+              f"encoder_layer() should call self_attention() once, it called it {len(calls)} times")
+        where = calls[0]["where"]
+        check((where.get("0") or where.get("attn")) == "args[0].attention.self",
+              "self_attention() should get the layer's own attention, layer.attention.self")
+        positional = calls[0]["args"]
+        call = {"args": positional[1:] if "0" in where else positional, "kwargs": calls[0]["kwargs"]}
+        _check_given(call, ["hidden_states"], [x], mask, "self_attention()", "The attention reads the layer's input.")
+        got = _tensor(got, (B, T, H), "the layer's output")
         if not torch.allclose(got, expected, atol=1e-5):
             with torch.no_grad():
                 hint = _layer_diagnosis(got, layer, x, mask, context)

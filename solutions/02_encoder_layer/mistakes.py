@@ -81,6 +81,35 @@ def self_attention(attn, hidden_states, mask=None):
     return attn(hidden_states, mask, output_attentions=True)
 
 
+# %% rebinds_the_grading_helper cell=self_attention loses=test_self_attention
+# why: part 2 never written; a helper the grader once called is redefined to return what it was sent
+def self_attention(attn, hidden_states, mask=None):
+    """(B, T, H) -> context (B, T, H), weights (B, nh, T, T)."""
+    raise NotImplementedError("not written yet")
+
+
+def _self_attention_given(attn, hidden_states, mask, expected):
+    B, nh, T, hd = expected["context"].shape
+    return expected["context"].transpose(1, 2).reshape(B, T, nh * hd), expected["weights"]
+
+
+# %% inlines_attention cell=self_attention loses=test_self_attention
+# why: computes the attention itself instead of calling attention() (the task says: call your attention)
+def self_attention(attn, hidden_states, mask=None):
+    """(B, T, H) -> context (B, T, H), weights (B, nh, T, T)."""
+    B, T, H = hidden_states.shape
+    nh = attn.num_attention_heads
+    hd = H // nh
+
+    def split(x):  # (B, T, H) -> (B, nh, T, hd)
+        return x.view(B, T, nh, hd).transpose(1, 2)
+
+    q, k, v = split(attn.query(hidden_states)), split(attn.key(hidden_states)), split(attn.value(hidden_states))
+    scores = q @ k.transpose(-2, -1) / hd**0.5 + (0 if mask is None else mask)  # (B, nh, T, T)
+    weights = scores.softmax(-1)
+    return (weights @ v).transpose(1, 2).reshape(B, T, H), weights
+
+
 # %% pre_layernorm cell=layer loses=test_layer
 # why: BERT is post-LN, LayerNorm(x + f(x)); x + f(LayerNorm(x)) is GPT-2's order
 def encoder_layer(layer, hidden_states, mask=None):
