@@ -116,18 +116,24 @@ class Remote:
             raise StudentError("the answer could not travel back as data", "protocol")
         return out["result"], out["args_after"]
 
-    def call_standing_in(self, name: str, returns, *args, **kwargs):
-        """Call this function of the notebook while the notebook's function ``name`` is replaced by a stand-in
-        that returns ``returns`` (data the grader computed: the correct result of the part it stands for).
-        Returns (result, calls): each call of the stand-in as {"args", "kwargs", "where"}; an argument that is
-        not data is None in "args"/"kwargs", and "where" maps its position ("0", "1", ...) or keyword to where
-        it sat among this call's own arguments ("args[0].attention.self")."""
-        out = self._student._request({"op": "call", "target": self._target, "path": self._path,
-                                      "args": _unwrap(list(args)), "kwargs": _unwrap(kwargs),
-                                      "stand_in": {"name": name, "returns": returns}})
-        if isinstance(out, Remote) or not isinstance(out, dict) or not isinstance(out.get("calls"), list):
+    def call_standing_in(self, stand_ins: dict, *args, manual_seed: int | None = None, **kwargs):
+        """Call this function of the notebook while each notebook function named in ``stand_ins`` is replaced by
+        a stand-in returning ``stand_ins[name]`` (data the grader computed: the correct result of the part it
+        stands for). Returns (result, calls): {name: [each call of its stand-in as {"args", "kwargs", "where"}]};
+        an argument that is not data is None in "args"/"kwargs", and "where" maps its position ("0", "1", ...)
+        or keyword to where it sat among this call's own arguments ("args[0].attention.self").
+        ``manual_seed``: torch.manual_seed(manual_seed) in the kernel just before the call."""
+        request = {"op": "call", "target": self._target, "path": self._path, "args": _unwrap(list(args)),
+                   "kwargs": _unwrap(kwargs), "stand_in": dict(stand_ins)}
+        if manual_seed is not None:
+            request["manual_seed"] = int(manual_seed)
+        out = self._student._request(request)
+        if isinstance(out, Remote) or not isinstance(out, dict) or not isinstance(out.get("calls"), dict):
             raise StudentError("the answer could not travel back as data", "protocol")
-        return out["result"], out["calls"]
+        calls = {name: out["calls"].get(name) for name in stand_ins}
+        if not all(isinstance(c, list) for c in calls.values()):
+            raise StudentError("the answer could not travel back as data", "protocol")
+        return out["result"], calls
 
     def value(self):
         """The attribute's value itself (data, or a Remote for an object)."""

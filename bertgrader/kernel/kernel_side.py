@@ -71,7 +71,7 @@ def _run(request: dict):
         return obj, None
     args, kwargs = _resolve(request.get("args", [])), _resolve(request.get("kwargs", {}))
     if "stand_in" in request:
-        return _call_standing_in(namespace, obj, args, kwargs, request["stand_in"]), None
+        return _call_standing_in(namespace, obj, args, kwargs, request["stand_in"], request.get("manual_seed")), None
     result = obj(*args, **kwargs)
     return result, ([_data_or_none(a) for a in args] if request.get("return_args") else None)
 
@@ -89,31 +89,38 @@ def _where(value, args) -> str | None:
     return None
 
 
-def _call_standing_in(namespace: dict, obj, args, kwargs, stand_in: dict):
-    """Call ``obj`` while the notebook's function ``stand_in["name"]`` is replaced by one that records what it
-    is given and returns ``stand_in["returns"]``: how a part that builds on another is graded, with the correct
-    result of the other part, computed by the grader. What was recorded goes back as data (objects that are
-    not data as where they sit among the call's arguments); the grader checks it, never this module."""
-    name, returns = stand_in["name"], stand_in["returns"]
-    calls = []
+def _call_standing_in(namespace: dict, obj, args, kwargs, stand_ins: dict, manual_seed=None):
+    """Call ``obj`` while each notebook function named in ``stand_ins`` is replaced by one that records what it
+    is given and returns ``stand_ins[name]``: how a part that builds on others is graded, with their correct
+    results, computed by the grader. What was recorded goes back as data (an object that is not data as
+    where it sits among the call's arguments); the grader checks it, never this module. ``manual_seed``:
+    torch.manual_seed first (dropout draws from torch's global generator)."""
+    calls = {name: [] for name in stand_ins}
 
-    def stand_in_function(*a, **k):
-        given = {**{str(i): x for i, x in enumerate(a)}, **k}
-        calls.append({"args": [_data_or_none(x) for x in a], "kwargs": {key: _data_or_none(v) for key, v in k.items()},
-                      "where": {key: _where(x, args) for key, x in given.items() if _data_or_none(x) is None
-                                and x is not None}})
-        return wire.decode(wire.encode(returns), build=wire.materialize)  # a fresh copy for every call
+    def stand_in(name):
+        def record(*a, **k):
+            given = {**{str(i): x for i, x in enumerate(a)}, **k}
+            calls[name].append({
+                "args": [_data_or_none(x) for x in a], "kwargs": {key: _data_or_none(v) for key, v in k.items()},
+                "where": {key: _where(x, args) for key, x in given.items() if x is not None and _data_or_none(x) is None}})
+            return wire.decode(wire.encode(stand_ins[name]), build=wire.materialize)  # a fresh copy each time
+        return record
 
     missing = object()
-    theirs = namespace.get(name, missing)
-    namespace[name] = stand_in_function
+    theirs = {name: namespace.get(name, missing) for name in stand_ins}
+    namespace.update({name: stand_in(name) for name in stand_ins})
     try:
+        if manual_seed is not None:
+            import torch
+
+            torch.manual_seed(manual_seed)
         result = obj(*args, **kwargs)
     finally:
-        if theirs is missing:
-            namespace.pop(name, None)
-        else:
-            namespace[name] = theirs
+        for name, value in theirs.items():
+            if value is missing:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value
     return {"result": result, "calls": calls}
 
 

@@ -147,8 +147,9 @@ def _self_attention_case(student, fields, attn, x, mask, name):
         oracle, oracle_weights = attn(x, mask, output_attentions=True)  # bertlib's BertSelfAttention
     assert torch.allclose(merged, oracle, atol=1e-5) and torch.allclose(weights, oracle_weights, atol=1e-6)
     with case(name):
-        got, calls = student.self_attention.call_standing_in("attention", (context_heads, weights),
+        got, calls = student.self_attention.call_standing_in({"attention": (context_heads, weights)},
                                                              _send(fields, attn), x, mask)
+        calls = calls["attention"]
         check(len(calls) == 1, f"self_attention() should call attention() once, it called it {len(calls)} times")
         _check_given(calls[0], ["q", "k", "v"], [q, k, v], mask, "attention()",
                      "Expected (B, nh, T, hd): head a holds hd numbers of every token, the a-th slice of its H, "
@@ -229,8 +230,9 @@ def _layer_case(student, fields, layer, x, mask, name):
         expected, _ = layer(x, mask)  # bertlib's BertLayer
     assert tuple(weights.shape) == (B, nh, T, T)  # the oracle's own shape, not the student's
     with case(name):
-        got, calls = student.encoder_layer.call_standing_in("self_attention", (context, weights),
+        got, calls = student.encoder_layer.call_standing_in({"self_attention": (context, weights)},
                                                             _send(fields, layer), x, mask)
+        calls = calls["self_attention"]
         check(len(calls) == 1,
               f"encoder_layer() should call self_attention() once, it called it {len(calls)} times")
         where = calls[0]["where"]

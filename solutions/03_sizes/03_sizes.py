@@ -42,8 +42,8 @@ _BERTLIB_COUNTING = (bertlib.params.count_parameters, bertlib.params.embeddings_
 
 def _model_params_with(parts, cfg):
     # bert_model_params(cfg) while embeddings_params and layer_params are correct ones that look their
-    # counts up in parts = {config: (embeddings, layer)}: how part 3 is tested, so that a mistake in
-    # part 1 or 2 does not cost you twice.
+    # counts up in parts = {config: (embeddings, layer)}: how part 3's visible test runs, so that a mistake
+    # in part 1 or 2 does not show up again there (the grader does the same on its side).
     global embeddings_params, layer_params
     yours = globals().get("embeddings_params"), globals().get("layer_params")
 

@@ -114,9 +114,19 @@ def test_layer(student):
 
 # ------------------------------------------------------------------------------------------------ part 3
 def _model_with_parts(student, parts, cfg):
-    """bert_model_params(cfg) in the kernel, with correct embeddings_params and layer_params that look their
-    counts up in ``parts`` (the setup cell's _model_params_with does the swap)."""
-    return Remote(student, "_model_params_with", [])({_send(c): counts for c, counts in parts.items()}, _send(cfg))
+    """bert_model_params(cfg) in the kernel while the notebook's embeddings_params and layer_params are
+    stand-ins returning the correct counts for ``cfg`` (so a part 1 or 2 mistake is not charged again); each
+    stand-in must have been given ``cfg`` itself (bert_model_params' own config, passed on)."""
+    embeddings, layer = parts[cfg]
+    got, calls = student.bert_model_params.call_standing_in({"embeddings_params": embeddings, "layer_params": layer},
+                                                            _send(cfg))
+    fields = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.name != "extra"}
+    for name, made in calls.items():
+        for call in made:
+            given = call["args"][0] if call["args"] else next(iter(call["kwargs"].values()), None)
+            check(isinstance(given, dict) and {k: given.get(k) for k in fields} == fields,
+                  f"{name}() should be given bert_model_params' own cfg, passed on unchanged")
+    return got
 
 
 def test_model(student):

@@ -43,7 +43,8 @@ def _tiny_embeddings(seed, p=0.1, **overrides):
 
 def _forward_on_sum(emb, summed, input_ids, token_type_ids=None, seed=None):
     # embeddings_forward(emb, input_ids, token_type_ids) while embedding_sum is a correct one that returns
-    # `summed`: how parts 2 and 3 are tested, so that a mistake in part 1 does not cost you again. With a
+    # `summed`: how the visible tests of parts 2 and 3 run, so that a mistake in part 1 does not show up again
+    # there (the grader does the same on its side). With a
     # seed, torch.manual_seed(seed) first: dropout draws from torch's global generator.
     global embedding_sum
     yours = globals().get("embedding_sum")
