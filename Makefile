@@ -1,7 +1,8 @@
 # make book   build the Jupyter Book into _build/html (warnings are errors): python -m course.build runs the
 #             training runs and executes the chapters on every core, then jupyter-book renders them
 # make test   the fast tier: every test that needs no built book and no whole graded class (minutes)
-# make check  everything: make book, then every test (what CI runs)
+# make check  everything: make book, then ruff and every test (what CI runs)
+# make lint   ruff check . (make test and make check run it first)
 # make benchmarks   speed against transformers, as ratios
 # make notebooks    rebuild solutions/<a>/<a>.ipynb from its source solutions/<a>/<a>.py (docs/exercises.md)
 # make exercises    regenerate exercises/ from solutions/ with nbgrader (rebuilds the notebooks first)
@@ -22,7 +23,7 @@ export MPLBACKEND := Agg
 PLOTLY_JS := plotly.js-cartesian-dist-min@4.1.1
 PLOTLY_JS_FILE := $(VENV)/js/node_modules/plotly.js-cartesian-dist-min/plotly-cartesian.min.js
 
-.PHONY: book test check venv clean benchmarks notebooks exercises js
+.PHONY: book test check lint venv clean benchmarks notebooks exercises js
 
 venv: $(STAMP)
 
@@ -47,12 +48,17 @@ PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile
 # The fast tier: no test that reads the built book (marker book) or grades every assignment's whole class
 # (marker full); tests/test_exercises.py grades the class of one assignment (a sample), not of all.
 FAST_ASSIGNMENTS ?= 08_masking
-test: $(STAMP)
+test: $(STAMP) lint
 	EXERCISES_GRADED=$(FAST_ASSIGNMENTS) $(PYTEST) -m "not book and not full" --durations=10
 
 # Everything, on the book make book built (the page tests read it; nothing is built inside pytest).
-check: book
+check: book lint
 	BOOK_BUILD_DIR=_build $(PYTEST) --durations=25
+
+# ruff over every Python file but the assignments' sources (their rules: pyproject.toml's [tool.ruff]; the
+# sources are linted as notebooks, cell by cell: python -m bertgrader.assignment --lint, in the tests).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
 
 benchmarks: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -55,7 +55,7 @@ c.Autograde.sanitize_preprocessors = [CleanSubmission, ClearOutput, DeduplicateI
 c.TrustedExecute.sandbox = "bwrap"
 # Refuse `nbgrader autograde` before it touches the gradebook when the sandbox cannot run here.
 if "autograde" in sys.argv[1:3] and not any(a.startswith("--TrustedExecute.sandbox=none") for a in sys.argv):
-    from bertgrader.sandbox import SandboxUnavailable, check_available  # noqa: E402
+    from bertgrader.sandbox import SandboxUnavailable, check_available
 
     try:
         check_available()

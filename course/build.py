@@ -295,7 +295,7 @@ def build(jobs_n: int, every: float, out=sys.stdout) -> dict[str, float]:
                     print(f"[{_clock(now - t0)}] STOPPED {job.name}", file=out, flush=True)
                     queue.clear()
                     continue
-                except Exception as e:  # noqa: BLE001 (reported with its log; the jobs running finish first)
+                except Exception as e:
                     tail = job.log.read_text(errors="replace")[-3000:] if job.log.exists() else ""
                     failures.append(f"course.build: {job.name} failed after {now - started:.0f} s: {e}\n"
                                     f"--- the end of {job.log}:\n{tail}")

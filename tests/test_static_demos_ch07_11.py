@@ -17,13 +17,13 @@ import torch.nn.functional as F
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from bertlib import BertTokenizer, mask_tokens  # noqa: E402
-from bertlib.nsp import create_nsp_examples  # noqa: E402
-from course.demos import ch07_mlm as ch06  # noqa: E402
-from course.demos import ch08_masking as ch07  # noqa: E402
-from course.demos import ch09_nsp as ch08  # noqa: E402
-from course.demos import ch10_finetuning as ch09  # noqa: E402
-from course.demos import ch11_pretraining as ch10  # noqa: E402
+from bertlib import BertTokenizer, mask_tokens
+from bertlib.nsp import create_nsp_examples
+from course.demos import ch07_mlm as ch06
+from course.demos import ch08_masking as ch07
+from course.demos import ch09_nsp as ch08
+from course.demos import ch10_finetuning as ch09
+from course.demos import ch11_pretraining as ch10
 
 try:  # bertlib's training code is moving into bertlib.training
     from bertlib.training.pretrain import PretrainConfig, load_pretraining_data, pretrain

@@ -218,7 +218,7 @@ def model_diagram(config: BertConfig, ax=None):
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 8.2))
     H, L, nh = config.hidden_size, config.num_hidden_layers, config.num_attention_heads
-    I, V, hd = config.intermediate_size, config.vocab_size, config.head_dim
+    I, V, hd = config.intermediate_size, config.vocab_size, config.head_dim  # noqa: E741 (I: the paper's feed-forward width)
     boxes = [  # (y, text, colour, shape after it)
         (9.55, "input_ids, token_type_ids", "white", "(B, T)"),
         (8.5, "embeddings: word + position + segment,\nLayerNorm, dropout", COLORS["embeddings"], f"(B, T, {H})"),
