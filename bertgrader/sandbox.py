@@ -5,7 +5,8 @@ functions the assignment asks for switched off, see bertgrader.switch_off), the 
 package (``bertgrader/kernel/``: nothing of the grader's own side, the hidden tests or the book), the folder of
 the notebook it grades (read-only) and a small private /tmp. Not the instructor's home, solutions/, the
 gradebook, other students' folders, the environment, or the network: it runs in its own network, PID,
-IPC and mount namespaces, as an unprivileged user, with resource limits (``Limits``).
+IPC and mount namespaces, as an unprivileged user (as root: a uid of its own, ``kernel_uid``), with
+resource limits (``Limits``).
 
 The kernel talks to jupyter_client over the ``ipc`` transport: its sockets are files in the sandbox's
 private /tmp, which the grader reaches through ``/proc/<pid>/root``. So nothing the kernel can write is
@@ -29,7 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 GRADER = Path(__file__).resolve().parent  # this package
-NOBODY = 65534
+# As root, each kernel runs as a user of its own: KERNEL_UID_BASE + the grader's pid (one kernel at a time per
+# grading process), a uid no account has. Per-user limits (processes, counted across the machine) then
+# count one student only: a student who starts hundreds of processes cannot stop another's kernel starting.
+KERNEL_UID_BASE = 1_000_000_000
 IPC_PREFIX = "/tmp/kernel"  # the kernel's sockets, inside the sandbox
 
 
@@ -48,6 +52,11 @@ class Limits:
     file_bytes: int = 16 * 2**20  # the largest file the kernel may write (in its own /tmp)
     tmp_bytes: int = 64 * 2**20  # the size of its /tmp
     wall_seconds: int = 600  # a whole notebook, enforced by the grader
+
+
+def kernel_uid() -> int:
+    """The uid (and gid) a kernel started by this process runs as, when grading as root."""
+    return KERNEL_UID_BASE + os.getpid()
 
 
 def bwrap_path() -> str | None:
@@ -116,8 +125,9 @@ class Sandbox:
         args = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--hostname", "grader"]
         if root:
-            # Privileged bubblewrap: build the namespaces as root, then become `nobody` inside, so that
-            # per-user limits (processes) apply and no file of the instructor's is writable even by mistake.
+            # Privileged bubblewrap: build the namespaces as root, then become a user of this kernel's own
+            # (kernel_uid), so that per-user limits apply to it alone and no file of the instructor's is
+            # writable even by mistake.
             args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         else:
             args += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
@@ -154,7 +164,8 @@ class Sandbox:
             args += ["--setenv", k, v]
         args += ["--"]
         if root:
-            args += [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
+            uid = kernel_uid()
+            args += [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}",
                      "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
         lim = self.limits
         args += [shutil.which("prlimit") or "/usr/bin/prlimit", f"--as={lim.memory_bytes}",

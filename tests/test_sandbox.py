@@ -87,6 +87,46 @@ def test_the_sandbox_limits_memory_disk_and_time(tmp_path):
     assert proc.returncode != 0  # killed by the CPU limit, not looping for ever
 
 
+@linux_only
+@pytest.mark.skipif(os.geteuid() != 0, reason="as root each kernel has a uid of its own; otherwise its own user namespace")
+def test_one_kernel_full_of_processes_does_not_stop_another_from_starting(tmp_path):
+    """As root: the process limit counts per user across the machine, so kernels sharing one uid (nobody)
+    let one student's processes stop another's kernel from starting (issue 18). Each grading process's
+    kernel has a uid of its own (sandbox.kernel_uid)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for d in (tmp_path, tmp_path / "a", tmp_path / "b"):
+        d.chmod(0o755)
+    greedy = subprocess.Popen(sandbox.Sandbox(workdir=tmp_path / "a").wrap([sys.executable, "-u", "-c", textwrap.dedent("""
+        import subprocess, time
+        started = 0
+        try:
+            while True:
+                subprocess.Popen(["sleep", "60"])
+                started += 1
+        except OSError:
+            print("FULL after", started, flush=True)
+        time.sleep(60)
+    """)]), stdout=subprocess.PIPE, text=True)
+    try:
+        line = greedy.stdout.readline()
+        assert line.startswith("FULL after"), line
+        # another grading process (another pid), as a second worker of python -m bertgrader is
+        starter = textwrap.dedent(f"""
+            import subprocess, sys
+            from bertgrader import sandbox
+            code = "import threading; ts = [threading.Thread(target=lambda: None) for _ in range(32)]; [t.start() for t in ts]; print('STARTED', flush=True)"
+            cmd = sandbox.Sandbox(workdir=__import__('pathlib').Path({str(tmp_path / 'b')!r})).wrap([sys.executable, '-c', code])
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+            print(proc.stdout, proc.stderr[-500:])
+        """)
+        other = subprocess.run([sys.executable, "-c", starter], capture_output=True, text=True, timeout=120)
+        assert "STARTED" in other.stdout, other.stdout + other.stderr
+    finally:
+        greedy.kill()
+        greedy.wait()
+
+
 def test_wire_round_trip_and_refusals():
     value = {"ids": torch.arange(6).view(2, 3), "p": 0.15, "rows": [1, (2, 3)], "g": wire.Generator(7),
              "cfg": wire.Config({"hidden_size": 8}), 10: None, "inf": float("inf"), "dtype": torch.float16}
