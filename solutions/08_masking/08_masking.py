@@ -45,8 +45,9 @@ VOCAB_SIZE = 30522
 # Return a `bool` tensor shaped like `input_ids`, `True` at the selected positions. A position is
 # *eligible* when its id is not in `special_ids`; select each eligible position with probability
 # `mlm_probability` (the way transformers does it), or pick `round(mlm_probability × n)` of the
-# `n` eligible positions of each row (the way the original BERT code does it). Draw every random
-# number from `generator`. Do not change `input_ids`.
+# `n` eligible positions of each row (the way the original BERT code does it; Python's `round`, which
+# takes a half to the even number: `round(2.5) == 2`). Draw every random number from `generator`, and
+# from nothing else: another seed gives another selection. Do not change `input_ids`.
 
 
 # %% solution select
@@ -108,8 +109,9 @@ assert torch.equal(first, second), (
 # Given the selection, return `(inputs, labels)`, both shaped like `input_ids`:
 #
 # - `inputs`: a **new** tensor; at each selected position, with probability 0.8 `mask_token_id`, with
-#   probability 0.1 a word drawn uniformly from `[0, vocab_size)`, otherwise the original id. Positions
-#   that were not selected keep their id.
+#   probability 0.1 a word drawn uniformly from `[0, vocab_size)` (every id of the vocabulary, special
+#   ones and 0 included, equally likely), otherwise the original id; each selected position drawn on its
+#   own, every random number from `generator`. Positions that were not selected keep their id.
 # - `labels`: the **original** id at every selected position (a random or unchanged one included:
 #   the model must predict those too), `-100` everywhere else.
 #

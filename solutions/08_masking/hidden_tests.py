@@ -55,6 +55,58 @@ def _tolerance(p, n):
     return 6 * math.sqrt(2 * p * (1 - p) / max(n, 1))  # six standard deviations of a difference of rates
 
 
+def _rounded(p, n):
+    """round(p x n) for each row's n, as float64 and as float32 arithmetic give it (they differ when p x n
+    is within float32's precision of a half: a student's code may compute it either way)."""
+    wide = [round(p * int(k)) for k in n]
+    narrow = torch.round(torch.tensor(p, dtype=torch.float32) * n.to(torch.float32)).long().tolist()
+    return wide, narrow
+
+
+def _check_count_rule(got, eligible, p):
+    """The task allows either variant. An answer whose every row holds floor or ceil of p x n selected
+    positions picks an exact count (independent draws make that all but impossible over 20 long rows): then
+    each row's count must be round(p x n), Python's round (a half to the even number), checked row by row."""
+    counts, n = got.sum(1), eligible.sum(1)  # (B,), (B,)
+    exact = p * n.double()
+    if not bool(((counts >= exact.floor()) & (counts <= exact.ceil())).all()):
+        return  # drawn position by position: the rates are checked
+    wide, narrow = _rounded(p, n)
+    for b in range(len(n)):
+        k = int(counts[b])
+        check(k in (wide[b], narrow[b]),
+              f"you pick an exact count per row, but a row with {int(n[b])} eligible tokens got {k} selected; "
+              f"round(mlm_probability x n) = {wide[b]} (Python's round: a half goes to the even number, "
+              f"round(2.5) == 2)")
+
+
+def _count_rule_batch(seed):
+    """Rows of n eligible words (then [SEP] and padding) chosen so that 0.25 x n is a half (n = 6, 10, ...,
+    34), has a fraction above or below a half, or is large enough (n of 90 to 118) to tell an exact count from
+    independent draws."""
+    gen = torch.Generator().manual_seed(seed)
+    lengths = [6, 10, 14, 18, 22, 26, 30, 34, 7, 9, 11, 13, 15, 17, 19, 21] + list(range(90, 120, 2))
+    T = max(lengths) + 3
+    ids = torch.full((len(lengths), T), PAD)
+    for b, n in enumerate(lengths):
+        ids[b, 0], ids[b, n + 1] = CLS, SEP
+        ids[b, 1:n + 1] = torch.randint(1000, VOCAB_SIZE, (n,), generator=gen)
+    return ids[torch.randperm(len(lengths), generator=gen)]
+
+
+def _fates(inputs, ids, mask_id):
+    """(B, T) long: 0 where [MASK] was put, 1 where the token was kept, 2 where a random word was put."""
+    return torch.where(inputs == mask_id, 0, torch.where(inputs == ids, 1, 2))
+
+
+def _one_fate_along(fates, selected, dim):
+    """Whether, along every row (dim=1) or every column (dim=0) holding 8 or more selected positions, they all
+    met the same fate (independent draws make that all but impossible)."""
+    lines = selected.sum(dim) >= 8
+    same = torch.stack([((fates == f) | ~selected).all(dim) for f in range(3)]).any(0)
+    return bool(lines.any()) and bool(same[lines].all())
+
+
 # ------------------------------------------------------------------------------------------------ part 1
 def test_select(student):
     select = student.select_for_prediction
@@ -69,6 +121,7 @@ def test_select(student):
         picked = {name: int((got & (ids == i)).sum()) for name, i in [("[CLS]", CLS), ("[SEP]", SEP), ("[PAD]", PAD)]}
         check(not any(picked.values()), f"selected special tokens: {picked}; leave out every id in special_ids")
         check(not _same_pattern_in_every_row(got, ~special), ROWS_ALIKE)
+        _check_count_rule(got, ~special, 0.15)
         rate = got[~special].float().mean().item()
         check(abs(rate - 0.15) < 0.025, f"selected {rate:.1%} of the eligible tokens; BERT selects about 15%")
     with case("with mlm_probability=0.4"):
@@ -79,6 +132,19 @@ def test_select(student):
         check(torch.equal(tensor(first), tensor(second)),
               "two calls with generators seeded alike selected different positions: draw every random number "
               "from `generator`, e.g. torch.rand(shape, generator=generator)")
+    with case("called with generators seeded differently"):
+        other = tensor(select(ids, SPECIAL_IDS, 0.15, wire.Generator(6)))
+        check(not torch.equal(tensor(first), other),
+              "two calls with differently seeded generators selected the same positions: the generator passed in "
+              "must be the only source of randomness (not a generator or a seed of your own)")
+    batch = _count_rule_batch(seed=74)
+    eligible = ~torch.isin(batch, torch.tensor(SPECIAL_IDS))
+    with case("with mlm_probability=0.25 and rows of 6 to 118 eligible tokens"):
+        got = tensor(select(batch, SPECIAL_IDS, 0.25, wire.Generator(75)))
+        check(got.dtype == torch.bool and got.shape == batch.shape,
+              f"expected a torch.bool tensor of shape {tuple(batch.shape)}, got {got.dtype} {tuple(got.shape)}")
+        check(not (got & ~eligible).any(), "selected a special token; leave out every id in special_ids")
+        _check_count_rule(got, eligible, 0.25)
     for B, T, p, seed in [(48, 96, 0.15, 71), (100, 64, 0.3, 72), (30, 200, 0.1, 73)]:
         specials = SPECIAL_IDS + [1000 + seed]  # one more id: the argument, not a fixed list, must decide
         batch = _pairs_batch(B, T, seed=seed)
@@ -94,6 +160,7 @@ def test_select(student):
             check(not (got & ~eligible).any(), f"selected id {1000 + seed}, which is in special_ids: every id in "
                                                 "the argument special_ids is ineligible, not only the usual five")
             check(not _same_pattern_in_every_row(got, eligible), ROWS_ALIKE)
+            _check_count_rule(got, eligible, p)
             rate = got[eligible].float().mean().item()
             check(abs(rate - expected) < _tolerance(p, int(eligible.sum())),
                   f"selected {rate:.1%} of the eligible tokens; expected about {p:.0%} (bertlib: {expected:.1%})")
@@ -124,11 +191,32 @@ def test_replace(student):
         check(drawn.unique().numel() > 0.9 * drawn.numel(),
               f"the {drawn.numel()} random replacements use only {drawn.unique().numel()} distinct ids: draw each "
               "random word on its own, uniformly from [0, vocab_size)")
+        fates = _fates(inputs, ids, MASK)
+        for dim, what in [(1, "row"), (0, "column")]:
+            check(not _one_fate_along(fates, selected, dim),
+                  f"in every {what}, all the selected positions met the same fate (all [MASK], all a random word or "
+                  "all kept): draw the fate of every selected position on its own")
     with case("called twice with generators seeded alike"):
         a = replace(ids, selected, MASK, VOCAB_SIZE, wire.Generator(5))[0]
         b = replace(ids, selected, MASK, VOCAB_SIZE, wire.Generator(5))[0]
         check(torch.equal(tensor(a), tensor(b)), "two calls with generators seeded alike gave different inputs: "
                                                  "draw every random number from `generator`")
+    with case("called with generators seeded differently"):
+        c = replace(ids, selected, MASK, VOCAB_SIZE, wire.Generator(6))[0]
+        check(not torch.equal(tensor(a), tensor(c)),
+              "two calls with differently seeded generators gave the same inputs: the generator passed in must be "
+              "the only source of randomness (not a generator or a seed of your own)")
+    V, mask_id, word = 10, 9, 8
+    batch = torch.full((16, 300), word)  # every position the same word, every position selected
+    with case(f"with vocab_size={V}, mask_token_id={mask_id}, every position selected"):
+        inputs = tensor(replace(batch, torch.ones_like(batch, dtype=torch.bool), mask_id, V, wire.Generator(84))[0],
+                        "inputs")
+        check(inputs.shape == batch.shape and inputs.min() >= 0 and inputs.max() < V,
+              f"expected ids in [0, {V}) shaped like input_ids")
+        # about 1% of the positions draw each id: 48 of each expected, a missing one all but impossible
+        missing = sorted(set(range(V)) - {mask_id, word} - set(inputs.unique().tolist()))
+        check(not missing, f"no random word was id {missing}: draw every random word uniformly from the whole "
+                           "of [0, vocab_size), special ids and 0 included")
     for B, T, V, mask_id, density, seed in [(64, 128, 30522, MASK, 0.3, 81), (64, 64, 5000, 4, 0.6, 82),
                                             (16, 300, 30522, MASK, 0.9, 83)]:
         batch, sel = _selection_case(B, T, seed, vocab_size=V, density=density)

@@ -119,3 +119,91 @@ def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None
     inputs[selected & (u < 0.8)] = mask_token_id
     labels = torch.where(selected, inputs, -100)
     return inputs, labels
+
+
+# %% constant_private_seed cell=select loses=test_select
+# why: draws from a generator of its own with a fixed seed: the generator passed in never changes the selection
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    eligible = ~torch.isin(input_ids, torch.tensor(special_ids))
+    own = torch.Generator().manual_seed(0)
+    return eligible & (torch.rand(input_ids.shape, generator=own) < mlm_probability)
+
+
+# %% floor_count_per_row cell=select loses=test_select
+# why: the exact-count variant with int(mlm_probability * n), a floor: the task says round
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    eligible = ~torch.isin(input_ids, torch.tensor(special_ids))
+    selected = torch.zeros_like(eligible)
+    for b in range(input_ids.shape[0]):
+        positions = eligible[b].nonzero().flatten()
+        k = int(mlm_probability * len(positions))
+        chosen = positions[torch.randperm(len(positions), generator=generator)[:k]]
+        selected[b, chosen] = True
+    return selected
+
+
+# %% half_up_count_per_row cell=select loses=test_select
+# why: the exact-count variant rounding a half up, int(x + 0.5): round(2.5) is 2 (to the even number)
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    eligible = ~torch.isin(input_ids, torch.tensor(special_ids))
+    selected = torch.zeros_like(eligible)
+    for b in range(input_ids.shape[0]):
+        positions = eligible[b].nonzero().flatten()
+        k = int(mlm_probability * len(positions) + 0.5)
+        chosen = positions[torch.randperm(len(positions), generator=generator)[:k]]
+        selected[b, chosen] = True
+    return selected
+
+
+# %% replace_with_a_constant_private_seed cell=replace loses=test_replace
+# why: the 80/10/10 draws come from a generator of its own with a fixed seed, not from the argument
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    own = torch.Generator().manual_seed(1234)
+    u = torch.rand(input_ids.shape, generator=own)
+    random_words = torch.randint(vocab_size, input_ids.shape, generator=own)
+    inputs = input_ids.clone()
+    to_random = selected & (u >= 0.8) & (u < 0.9)
+    inputs[to_random] = random_words[to_random]
+    inputs[selected & (u < 0.8)] = mask_token_id
+    labels = torch.where(selected, input_ids, -100)
+    return inputs, labels
+
+
+# %% random_words_never_pad cell=replace loses=test_replace
+# why: draws random words from [1, vocab_size): id 0 is part of the vocabulary, drawn like any other
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    u = torch.rand(input_ids.shape, generator=generator)
+    random_words = torch.randint(1, vocab_size, input_ids.shape, generator=generator)
+    inputs = input_ids.clone()
+    to_random = selected & (u >= 0.8) & (u < 0.9)
+    inputs[to_random] = random_words[to_random]
+    inputs[selected & (u < 0.8)] = mask_token_id
+    labels = torch.where(selected, input_ids, -100)
+    return inputs, labels
+
+
+# %% random_words_from_the_batch cell=replace loses=test_replace
+# why: a "random word" is another word of the batch, not a word drawn uniformly from [0, vocab_size)
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    u = torch.rand(input_ids.shape, generator=generator)
+    flat = input_ids.flatten()
+    random_words = flat[torch.randint(len(flat), input_ids.shape, generator=generator)]
+    inputs = input_ids.clone()
+    to_random = selected & (u >= 0.8) & (u < 0.9)
+    inputs[to_random] = random_words[to_random]
+    inputs[selected & (u < 0.8)] = mask_token_id
+    labels = torch.where(selected, input_ids, -100)
+    return inputs, labels
+
+
+# %% one_fate_per_row cell=replace loses=test_replace
+# why: one draw per row decides the fate of all its selected positions: a row is all [MASK], all random or all kept
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    u = torch.rand(input_ids.shape[0], 1, generator=generator).expand(input_ids.shape)
+    random_words = torch.randint(vocab_size, input_ids.shape, generator=generator)
+    inputs = input_ids.clone()
+    to_random = selected & (u >= 0.8) & (u < 0.9)
+    inputs[to_random] = random_words[to_random]
+    inputs[selected & (u < 0.8)] = mask_token_id
+    labels = torch.where(selected, input_ids, -100)
+    return inputs, labels
