@@ -37,9 +37,14 @@ def _random_batch(gen, B, T):
     return (torch.arange(T)[None] < lengths[:, None]).long()  # (B, T)
 
 
+def _left_padded(lengths, T):
+    return _batch(lengths, T).flip(1)  # (B, T): the padding first, then the real tokens
+
+
 def _describe(mask):
     B, T = mask.shape
-    return f"a {B} x {T} batch of lengths {mask.sum(1).tolist()}"
+    left = bool((mask[:, 0] < mask[:, -1]).any())
+    return f"a {B} x {T} batch of lengths {mask.sum(1).tolist()}" + (", padded on the left" if left else "")
 
 
 # ------------------------------------------------------------------------------------------------ part 1
@@ -76,6 +81,10 @@ def test_padding(student):
             _check_padding(pad(mask, dtype), mask, dtype)
     for dtype in DTYPES:
         mask = _batch([6, 2, 4, 1], 6)  # every row its own length: each row hides its own padding
+        with case(f"with {_describe(mask)} in {dtype}"):
+            _check_padding(pad(mask, dtype), mask, dtype)
+    for dtype in (torch.float32, torch.float16):
+        mask = _left_padded([6, 2, 4, 1, 0], 6)  # 0 marks padding wherever it is, not only at the end
         with case(f"with {_describe(mask)} in {dtype}"):
             _check_padding(pad(mask, dtype), mask, dtype)
 
@@ -163,6 +172,10 @@ def test_softmax(student):
     mask = _batch([7, 3, 1, 5], 7)  # every row its own padding
     scores = torch.randn(4, 3, 7, 7, generator=gen) * 4
     with case(f"with {_describe(mask)} and 3 heads"):
+        _check_softmax(student, scores, mask)
+    mask = _left_padded([7, 3, 1, 5], 7)  # padding first: 0 marks padding wherever it is
+    scores = torch.randn(4, 2, 7, 7, generator=gen) * 4
+    with case(f"with {_describe(mask)} and 2 heads"):
         _check_softmax(student, scores, mask)
     mask = _batch([5, 0, 2], 5)  # the second sequence is all padding: its rows see nothing
     scores = torch.randn(3, 2, 5, 5, generator=gen) * 4

@@ -75,3 +75,20 @@ def causal_additive_mask(T, dtype=torch.float32):
 # why: calling bertlib's masks is not building one
 def causal_additive_mask(T, dtype=torch.float32):
     return bertlib.additive_mask(bertlib.causal_visibility(T), dtype)[None, None]
+
+
+# %% padding_from_lengths cell=padding loses=test_padding
+# why: counts each row's real tokens and hides the positions after them: wrong when padding comes first
+def additive_padding_mask(attention_mask, dtype=torch.float32):
+    lengths = attention_mask.sum(dim=1)  # (B,)
+    real = torch.arange(attention_mask.shape[1])[None, :] < lengths[:, None]  # (B, T)
+    mask = torch.zeros(attention_mask.shape, dtype=dtype).masked_fill(~real, torch.finfo(dtype).min)
+    return mask[:, None, None, :]
+
+
+# %% softmax_mask_from_lengths cell=softmax loses=test_softmax
+# why: rebuilds the mask from each row's length, as if the real tokens always came first
+def masked_softmax(scores, attention_mask):
+    lengths = attention_mask.sum(dim=1)  # (B,)
+    real = (torch.arange(scores.shape[-1])[None, :] < lengths[:, None]).long()  # (B, T)
+    return (scores + additive_padding_mask(real, scores.dtype)).softmax(dim=-1)
