@@ -162,6 +162,26 @@ def test_pairs(student):
                   f"{share:.0%} of the NotNext Bs are the sentence at {what}, in the other document; by chance "
                   f"about 1/{length}: draw B's sentence at random, not from A's position")
 
+    # Documents of unequal length, 200, 2 and 200 sentences: a NotNext B of a long document's A comes from the
+    # 2-sentence document half the time (documents equally likely, not sentences), and is then its last
+    # sentence half the time (any sentence of it equally likely, the last one included).
+    documents = [[[1_000_000 * d + 1000 * s] for s in range(n)] for d, n in enumerate([200, 2, 200])]
+    with case("with 3 documents of unequal lengths (a short one between two long ones) and random.Random(85)"):
+        traced = _traced_pairs(make(documents, wire.Random(85)), documents)
+        nn = [t for t in traced if t[4] == NOT_NEXT and t[0] != 1]
+        n = len(nn)
+        short = [sb for _, _, db, sb, _ in nn if db == 1]
+        share = len(short) / n
+        check(abs(share - 0.5) < _tol(0.5, n),
+              f"{share:.0%} of the NotNext Bs of the long documents' pairs come from the short document, expected "
+              "about 50% (it is one of their two other documents): draw B's document first, each other document "
+              "equally likely whatever its length, then a sentence of it")
+        last = sum(sb == 1 for sb in short) / max(len(short), 1)
+        check(abs(last - 0.5) < _tol(0.5, len(short)),
+              f"{last:.0%} of the Bs drawn from the 2-sentence document are its last sentence, expected about 50%: "
+              "every sentence of the other document equally likely, its last one included (rng.choice(document), "
+              "or rng.randrange(len(document)): randrange excludes its end)")
+
 
 # ------------------------------------------------------------------------------------------------ part 2
 def _pretraining_case(seed, B=3, T=12, vocab_size=60, hidden_size=16):

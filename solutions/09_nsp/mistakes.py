@@ -146,3 +146,31 @@ def make_nsp_pairs(documents, rng):
                 other = rng.choice([k for k in range(len(documents)) if k != d])
                 pairs.append((document[i], documents[other][min(i, len(documents[other]) - 1)], NOT_NEXT))
     return pairs
+
+
+# %% b_never_last_sentence cell=pairs loses=test_pairs
+# why: rng.randrange(len(doc) - 1) never draws the other document's last sentence (randrange excludes its end)
+def make_nsp_pairs(documents, rng):
+    pairs = []
+    for d, document in enumerate(documents):
+        for i in range(len(document) - 1):
+            if rng.random() < 0.5:
+                pairs.append((document[i], document[i + 1], IS_NEXT))
+            else:
+                other = documents[rng.choice([k for k in range(len(documents)) if k != d])]
+                pairs.append((document[i], other[rng.randrange(len(other) - 1)], NOT_NEXT))
+    return pairs
+
+
+# %% b_from_all_other_sentences cell=pairs loses=test_pairs
+# why: B drawn among all the sentences of the other documents: a long document is likelier than a short one
+def make_nsp_pairs(documents, rng):
+    pairs = []
+    for d, document in enumerate(documents):
+        elsewhere = [s for k, doc in enumerate(documents) if k != d for s in doc]
+        for i in range(len(document) - 1):
+            if rng.random() < 0.5:
+                pairs.append((document[i], document[i + 1], IS_NEXT))
+            else:
+                pairs.append((document[i], rng.choice(elsewhere), NOT_NEXT))
+    return pairs
