@@ -1,15 +1,19 @@
 """A jupyter_client kernel manager that starts every kernel inside bertgrader.sandbox.
 
-The kernel binds its ipc sockets in the sandbox's private /tmp; once bubblewrap reports the sandbox's
-first process, this manager points its own side at ``/proc/<pid>/root/tmp/kernel-<n>``. Interrupts go
-as messages on the control channel (a signal to bubblewrap would not reach the kernel, which runs in
-its own session). The kernel's own stdout and stderr (not the cells' output, which travels over zmq)
-go nowhere, so a kernel cannot flood the instructor's terminal.
+The kernel binds its ipc sockets in a folder this manager makes (mode 0777, owned by the grader), shown to
+the kernel at ``/ipc``; this manager's side connects to the same files on the host. ``seal()``, called once
+the kernel answers and before any student code runs, makes the folder read-only (0555) and checks that
+every socket is a socket: from then on the kernel cannot replace one with a link to a socket of the
+grader's machine (zmq reconnects by path). Interrupts go as messages on the control channel (a signal to
+bubblewrap would not reach the kernel, which runs in its own session). The kernel's own stdout and stderr
+(not the cells' output, which travels over zmq) go nowhere, so a kernel cannot flood the instructor's
+terminal.
 """
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -17,10 +21,14 @@ from pathlib import Path
 import zmq
 from jupyter_client import AsyncKernelManager
 
-from bertgrader.sandbox import IPC_PREFIX, Sandbox, read_child_pid
+from bertgrader.sandbox import IPC_DIR, IPC_PREFIX, Sandbox, read_child_pid
 
 
 MAX_MESSAGE_BYTES = 96 * 2**20  # above the wire's 64 MiB answers, base64-encoded
+
+
+class KernelSocketsChanged(RuntimeError):
+    """The kernel's socket folder held something other than its sockets when it was sealed."""
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -32,6 +40,9 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.ip = IPC_PREFIX
         self._host_dir = tempfile.mkdtemp(prefix="bert-grader-")
         os.chmod(self._host_dir, 0o755)
+        self._sockets = os.path.join(self._host_dir, "sockets")
+        os.mkdir(self._sockets)
+        os.chmod(self._sockets, 0o777)  # the kernel (another user, as root) makes its sockets here; seal() ends it
         self.connection_file = os.path.join(self._host_dir, "kernel.json")
         cmd, kw = await super()._async_pre_start_kernel(**kw)
         os.chmod(self.connection_file, 0o644)  # the kernel runs as another user; the key is per kernel
@@ -39,6 +50,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         workdir = Path(kw.get("cwd") or os.getcwd())
         box = (self.make_sandbox or (lambda w: Sandbox(workdir=w)))(workdir)
         box.ro_files.append(self.connection_file)
+        box.rw_dirs.append((self._sockets, IPC_DIR))
         self._info_r, info_w = os.pipe()
         # The lifeline: the kernel exits when this pipe's write end closes, i.e. when this process dies.
         life_r, self._lifeline = os.pipe()
@@ -61,12 +73,31 @@ class SandboxedKernelManager(AsyncKernelManager):
         finally:
             os.close(self._info_r)
         self.sandbox_pid = pid
-        self.ip = f"/proc/{pid}/root{IPC_PREFIX}"  # the same sockets, seen from outside
+        self.ip = os.path.join(self._sockets, "kernel")  # the same sockets, seen from the host
+
+    def seal(self) -> None:
+        """Once the kernel answers: its socket folder becomes read-only and each socket is checked to be one,
+        so the kernel can no longer put a link where the grader reconnects. Raises KernelSocketsChanged."""
+        os.chmod(self._sockets, 0o555)
+        ports = [self.shell_port, self.iopub_port, self.stdin_port, self.control_port, self.hb_port]
+        for port in ports:
+            path = os.path.join(self._sockets, f"kernel-{port}")
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                continue  # a channel the kernel never bound (zmq binds lazily on some): nothing to follow
+            if not stat.S_ISSOCK(mode):
+                raise KernelSocketsChanged(f"the kernel's socket {os.path.basename(path)} is not a socket")
+        extra = set(os.listdir(self._sockets)) - {f"kernel-{p}" for p in ports}
+        if any(not stat.S_ISSOCK(os.lstat(os.path.join(self._sockets, e)).st_mode) for e in extra):
+            raise KernelSocketsChanged("the kernel left something that is not a socket beside its sockets")
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         try:
             await super()._async_cleanup_resources(restart=restart)
         finally:
+            if getattr(self, "_sockets", None) and os.path.isdir(self._sockets):
+                os.chmod(self._sockets, 0o700)  # sealed read-only: open it again to remove it
             shutil.rmtree(getattr(self, "_host_dir", ""), ignore_errors=True)
             if getattr(self, "_lifeline", None) is not None:
                 os.close(self._lifeline)
@@ -80,7 +111,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         return kc
 
     def cleanup_ipc_files(self) -> None:
-        pass  # they live in the sandbox's /tmp, gone with it
+        pass  # they live in this manager's own folder, removed with it (_async_cleanup_resources)
 
     def cleanup_connection_file(self) -> None:
         try:

@@ -8,9 +8,11 @@ gradebook, other students' folders, the environment, or the network: it runs in 
 IPC and mount namespaces, as an unprivileged user (as root: a uid of its own, ``kernel_uid``), with
 resource limits (``Limits``).
 
-The kernel talks to jupyter_client over the ``ipc`` transport: its sockets are files in the sandbox's
-private /tmp, which the grader reaches through ``/proc/<pid>/root``. So nothing the kernel can write is
-on the instructor's disk.
+The kernel talks to jupyter_client over the ``ipc`` transport: its sockets are files in a folder the grader
+makes and owns, shown to the kernel at ``/ipc``; once the kernel has made them, and before any student code
+runs, the grader takes back the right to change that folder (bertgrader.kernel_manager), so the kernel can
+never swap a socket for a link to a socket of the grader's machine. Nothing else the kernel can write is on
+the instructor's disk.
 
     check_available()                 # raises SandboxUnavailable, naming what is missing
     cmd = Sandbox(workdir=nb_dir).wrap([python, "-m", "ipykernel_launcher", "-f", conn])
@@ -34,7 +36,8 @@ GRADER = Path(__file__).resolve().parent  # this package
 # grading process), a uid no account has. Per-user limits (processes, counted across the machine) then
 # count one student only: a student who starts hundreds of processes cannot stop another's kernel starting.
 KERNEL_UID_BASE = 1_000_000_000
-IPC_PREFIX = "/tmp/kernel"  # the kernel's sockets, inside the sandbox
+IPC_DIR = "/ipc"  # inside the sandbox: the folder of the kernel's sockets, a host folder the grader owns
+IPC_PREFIX = f"{IPC_DIR}/kernel"  # the kernel's sockets: /ipc/kernel-<port>
 
 
 class SandboxUnavailable(RuntimeError):
@@ -107,6 +110,7 @@ class Sandbox:
     overlays: dict = field(default_factory=dict)  # {path in the sandbox: host path to show there instead}
     hidden: list = field(default_factory=list)  # paths shown as empty folders (e.g. transformers)
     ro_files: list = field(default_factory=list)  # single host files visible read-only (the connection file)
+    rw_dirs: list = field(default_factory=list)  # (host folder, path inside) the kernel may write (its sockets)
     threads: int = 1
 
     def env(self) -> dict[str, str]:
@@ -157,6 +161,12 @@ class Sandbox:
                     made.add(str(parent))
             args += ["--ro-bind", str(host), str(inside)]
             made.add(str(inside))
+        for host, inside in self.rw_dirs:
+            for parent in _ancestors(Path(inside)):
+                if str(parent) not in made:
+                    args += ["--perms", "0755", "--dir", str(parent)]
+                    made.add(str(parent))
+            args += ["--bind", str(host), str(inside)]
         for path in self.hidden:
             args += ["--tmpfs", str(path)]
         args += ["--chdir", str(Path(self.workdir).resolve()), "--clearenv"]

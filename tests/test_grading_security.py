@@ -82,6 +82,17 @@ try:
 except OSError as e:
     print("no network:", e)
 ''',
+    # its sockets swapped for links to a socket of the host: the grader (zmq) reconnects by path
+    "relinks_its_sockets": '''
+import glob, os
+for path in glob.glob("/ipc/kernel-*") + glob.glob("/tmp/kernel-*"):
+    try:
+        os.unlink(path)
+        os.symlink("{host_socket}", path)
+        print("RELINKED", path)
+    except OSError as e:
+        print("cannot relink", path, e.errno)
+''',
     "kills_its_parent": '''
 import os, signal
 for pid in (os.getppid(), 1, -1):  # -1: every process it may signal
@@ -250,17 +261,23 @@ def attacked(tmp_path_factory):
     server.listen(8)
     server.settimeout(0.5)
     connections, stop = [], threading.Event()
+    host_socket = socket.socket(socket.AF_UNIX)  # a socket of the host's, which no kernel may reach
+    host_socket.bind(str(course.root / "host.sock"))
+    host_socket.listen(8)
+    host_socket.settimeout(0.5)
 
     def accept():
         while not stop.is_set():
-            try:
-                connections.append(server.accept())
-            except OSError:
-                pass
+            for listener in (server, host_socket):
+                try:
+                    connections.append(listener.accept())
+                except OSError:
+                    pass
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
-    fill = dict(root=course.root, repo=REPO, site=site, port=server.getsockname()[1])
+    fill = dict(root=course.root, repo=REPO, site=site, port=server.getsockname()[1],
+                host_socket=course.root / "host.sock")
     course.submit("honest1", A, solution_submission(course, A))
     course.submit("honest2", A, solution_submission(course, A))
     for name, attack in {**CONTAINED, **KILLS_KERNEL, **FLOODS}.items():
@@ -308,6 +325,7 @@ def attacked(tmp_path_factory):
     stop.set()
     thread.join(timeout=2)
     server.close()
+    host_socket.close()
     return dict(course=course, run=run, grades=grades, connections=connections, before_repo=before_repo,
                 after_repo=_tree_digest(*watched), before_course=before_course,
                 after_course=_tree_digest(course.root / "solutions", course.root / "exercises",
@@ -388,7 +406,8 @@ def test_attacks_saw_nothing(attacked):
     for s in [*CONTAINED, *CHEATS]:
         assert marker not in _feedback(course, s), f"{s}'s feedback holds hidden-test source"
         printed = _outputs(course, s)
-        for leak in ("READ /", "WROTE GRADEBOOK", "TAMPERED", "CONNECTED", "ALLOCATED 3 GiB", "WROTE 512 MiB"):
+        for leak in ("READ /", "WROTE GRADEBOOK", "TAMPERED", "CONNECTED", "ALLOCATED 3 GiB", "WROTE 512 MiB",
+                     "RELINKED"):
             assert leak not in printed, f"{s} printed {leak!r}: the attack worked"
     printed = _outputs(course, "reads_secrets")
     assert "ENV" in printed and "HF_HUB_OFFLINE" in printed, printed[:2000]  # it ran, in the sandbox's environment
@@ -398,6 +417,7 @@ def test_attacks_saw_nothing(attacked):
     leaked = (seen_env & set(os.environ)) - sandbox_env - SET_BY_IPYKERNEL
     assert not leaked, f"the instructor's variables reached the kernel: {sorted(leaked)}"
     assert "no gradebook" in _outputs(course, "writes_gradebook")
+    assert _outputs(course, "relinks_its_sockets").count("cannot relink /ipc/kernel-") >= 4  # it tried, sealed
     killed = _outputs(course, "kills_its_parent")
     assert killed.count("cannot kill") == 3, f"a kill went through (or never ran): {killed[:1000]}"
 
