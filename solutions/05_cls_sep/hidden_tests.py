@@ -97,6 +97,12 @@ def test_single(student):
         ids = _random_ids(gen, n)
         with case(f"with {n} tokens and max_length={max_length}"):
             _compare(_as_lists(encode(ids, max_length)), _expected_single(ids, max_length), max_length)
+    # At the boundary: max_length - 2 tokens fit exactly, max_length - 1 are one too many, max_length two.
+    for max_length in (3, 8, 17):
+        for n in (max_length - 2, max_length - 1, max_length):
+            ids = _random_ids(gen, n)
+            with case(f"with {n} tokens and max_length={max_length} (at the limit: max_length - 2 tokens fit)"):
+                _compare(_as_lists(encode(ids, max_length)), _expected_single(ids, max_length), max_length)
 
 
 # ------------------------------------------------------------------------------------------------ part 2
@@ -121,6 +127,15 @@ def test_pair(student):
         max_length = int(torch.randint(5, 40, (1,), generator=gen))
         ids_a, ids_b = _random_ids(gen, n_a), _random_ids(gen, n_b)
         with case(f"with A of {n_a} and B of {n_b} tokens, max_length={max_length}"):
+            _compare(_as_lists(encode(ids_a, ids_b, max_length)), _expected_pair(ids_a, ids_b, max_length),
+                     max_length)
+    # At the boundary: A and B of max_length - 3 tokens fit exactly, of max_length - 2 are one too many, of
+    # max_length two; the longer is A, B, or neither.
+    for max_length, n_a, n_b in [(10, 4, 3), (10, 5, 3), (10, 3, 5), (10, 4, 4), (10, 6, 4), (12, 2, 8), (12, 9, 1),
+                                 (12, 5, 5), (6, 2, 2)]:
+        ids_a, ids_b = _random_ids(gen, n_a), _random_ids(gen, n_b)
+        with case(f"with A of {n_a} and B of {n_b} tokens, max_length={max_length} (at the limit: "
+                  "max_length - 3 tokens fit)"):
             _compare(_as_lists(encode(ids_a, ids_b, max_length)), _expected_pair(ids_a, ids_b, max_length),
                      max_length)
 
@@ -177,6 +192,9 @@ def test_head(student):
         cfg = bertlib.BertConfig(vocab_size=60, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                                  intermediate_size=24, num_labels=3 + trial)
         model = bertlib.BertForSequenceClassification(cfg).eval()
+        with torch.no_grad():  # biases start at 0: make them count, so that a layer without its bias shows
+            for layer in (model.bert.pooler.dense, model.classifier):
+                layer.bias.copy_(torch.randn(layer.bias.shape, generator=gen) * 0.5)
         lengths = torch.randint(2, 10, (4,), generator=gen)
         T = int(lengths.max())
         mask = (torch.arange(T)[None] < lengths[:, None]).long()
@@ -193,10 +211,13 @@ def test_head(student):
             _check_deterministic(got, [_logits(student, hidden, dense, classifier)])
             with torch.no_grad():
                 first_row = classifier(torch.tanh(dense(hidden[:1, 0]))).expand_as(expected)
+                no_bias = torch.tanh(hidden[:, 0] @ dense.weight.T) @ classifier.weight.T
             wrong_rows = [b for b in range(4) if not torch.allclose(got[b], expected[b], atol=1e-5)]
             check(not wrong_rows,
                   f"the logits of rows {wrong_rows} differ from BertForSequenceClassification's"
                   + ("; every row gets the logits of row 0: read each sequence's own [CLS], "
                      "last_hidden_state[:, 0]" if torch.allclose(got, first_row, atol=1e-5) else
+                     "; they are those of the layers' weights without their biases: call the layers, "
+                     "pooler_dense(x) and classifier(x)" if torch.allclose(got, no_bias, atol=1e-5) else
                      ": each row's logits come from its own [CLS] vector, through pooler_dense, tanh and "
                      "classifier"))

@@ -75,3 +75,36 @@ def cls_logits(last_hidden_state, pooler_dense, classifier):
 def cls_logits(last_hidden_state, pooler_dense, classifier):
     pooled = torch.tanh(pooler_dense(last_hidden_state[:, 0]))
     return classifier(torch.nn.functional.dropout(pooled, p=0.1))
+
+
+# %% truncates_only_past_max_length cell=single loses=test_single
+# why: compares the sentence, not the sentence with [CLS] and [SEP], to max_length: max_length - 1 tokens are not cut
+def encode_single(ids, max_length):
+    ids = list(ids)
+    if len(ids) >= max_length:
+        ids = ids[: max_length - 2]
+    input_ids = [CLS_ID] + ids + [SEP_ID]
+    n_pad = max_length - len(input_ids)
+    return {"input_ids": input_ids + [PAD_ID] * n_pad, "token_type_ids": [0] * len(input_ids) + [0] * n_pad,
+            "attention_mask": [1] * len(input_ids) + [0] * n_pad}
+
+
+# %% pair_truncates_only_past_max_length cell=pair loses=test_pair
+# why: counts two special tokens, not three, before cutting: A and B of max_length - 2 tokens are not cut
+def encode_pair(ids_a, ids_b, max_length):
+    a, b = list(ids_a), list(ids_b)
+    if len(a) + len(b) + 2 > max_length:
+        while len(a) + len(b) > max_length - 3:
+            (a if len(a) > len(b) else b).pop()
+    input_ids = [CLS_ID] + a + [SEP_ID] + b + [SEP_ID]
+    n_pad = max_length - len(input_ids)
+    return {"input_ids": input_ids + [PAD_ID] * n_pad,
+            "token_type_ids": [0] * (len(a) + 2) + [1] * (len(b) + 1) + [0] * n_pad,
+            "attention_mask": [1] * len(input_ids) + [0] * n_pad}
+
+
+# %% head_without_biases cell=head loses=test_head
+# why: multiplies by the layers' weights and leaves out their biases: pooler_dense and classifier are whole layers
+def cls_logits(last_hidden_state, pooler_dense, classifier):
+    pooled = torch.tanh(last_hidden_state[:, 0] @ pooler_dense.weight.T)
+    return pooled @ classifier.weight.T
