@@ -154,7 +154,31 @@ class TrustedExecute(Execute):
         seal = getattr(self.km, "seal", None)
         if seal is not None:
             seal()
+        self._verify_switched_off()
         return kc
+
+    def _verify_switched_off(self):
+        """Before the student's first cell: the kernel's bertlib must be the grader's stubbed copy (a kernel
+        that imports bertlib from elsewhere would hand students the functions they are asked to write)."""
+        names = list(getattr(self._module, "SWITCHED_OFF", []))
+        if not names or self.sandbox == "none" or not self.nb.cells:
+            return
+        code = (f"import importlib as _i, inspect as _s\n_p = {names[0]!r}.split('.')\n"
+                "for _n in range(len(_p), 0, -1):\n"
+                "    try:\n        _o, _r = _i.import_module('.'.join(_p[:_n])), _p[_n:]\n        break\n"
+                "    except ImportError:\n        pass\n"
+                "for _a in _r:\n    _o = getattr(_o, _a)\n"
+                "print('STUBBED' if 'is switched off while your notebook is graded' in _s.getsource(_o) else 'REAL')\n"
+                "del _i, _s, _p, _n, _o, _r")
+        self._index, self._cell = 0, self.nb.cells[0]
+        outputs, status = self._run_in_kernel(code)
+        printed = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+        if status == "ok" and printed.strip() == "STUBBED":
+            return
+        if status == "dead":
+            return  # the kernel died on its own: the cells will say so
+        raise RuntimeError(f"refusing to grade: the kernel's bertlib is not the grader's stubbed copy ({names[0]} "
+                           f"is {printed.strip() or status}); is bertlib installed in this Python from another folder?")
 
     def preprocess(self, nb, resources=None, km=None):
         self._module = self._hidden_tests(resources)  # before any kernel starts: a clear error if missing
