@@ -248,3 +248,8 @@ def test_top_k(student):
     logits = torch.randn(3, 10, 120, generator=gen) * 3
     with case(f"with mask_token_id=4 (and {MASK} an ordinary word), a 3 x 10 batch, V=120 and k=4"):
         _check_top_k(_top_k(student, logits, input_ids, 4, 4), logits, input_ids, 4, 4)
+    # No [MASK] at all (N = 0): still an (N, 2) long tensor, and (N, k) token_ids and probs.
+    input_ids = torch.randint(5, MASK, (2, 7), generator=gen)  # ids below 103: no [MASK]
+    logits = torch.randn(2, 7, 120, generator=gen) * 3
+    with case("with a 2 x 7 batch without any [MASK] (N = 0), V=120 and k=3"):
+        _check_top_k(_top_k(student, logits, input_ids, MASK, 3), logits, input_ids, MASK, 3)

@@ -92,3 +92,13 @@ def top_k_at_masks(logits, input_ids, mask_token_id, k=5):
     positions = (input_ids == mask_token_id).nonzero()
     top = logits[positions[:, 0], positions[:, 1]].topk(k, dim=-1)
     return positions, top.indices, top.values.softmax(dim=-1)
+
+
+# %% positions_from_a_python_loop cell=top_k loses=test_top_k
+# why: torch.tensor of an empty list is a float tensor of shape (0,): a batch without [MASK] breaks it
+def top_k_at_masks(logits, input_ids, mask_token_id, k=5):
+    B, T = input_ids.shape
+    positions = torch.tensor([[b, t] for b in range(B) for t in range(T) if input_ids[b, t] == mask_token_id])
+    probs = logits[positions[:, 0], positions[:, 1]].softmax(dim=-1)
+    top = probs.topk(k, dim=-1)
+    return positions, top.indices, top.values
