@@ -103,3 +103,24 @@ def test_a_copied_graded_cell_stays_an_ordinary_cell_and_the_release_metadata_wi
     assert "nbgrader" not in cleaned.cells[1].metadata
     release = {c.id: c.metadata.get("nbgrader") for c in _release_cells().cells}
     assert {c.id: c.metadata.get("nbgrader") for c in cleaned.cells if c.id in release} == release
+
+
+def test_the_class_summary_writes_control_characters_out():
+    """A student's folder name or error message holding terminal escapes cannot rewrite the instructor's
+    terminal: python -m bertgrader's summary writes every control character out."""
+    import io
+    from pathlib import Path
+
+    from bertgrader.classes.run import Outcome, Plan, print_summary
+
+    evil = "\x1b[2J\x1b[1;1Hmallory"
+    results = [{"student": evil, "assignment": A, "status": "graded", "score": 1.0, "max_score": 8.0, "seconds": 1.0,
+                "lost": ["test_select"], "problems": ["test_select: raised ValueError: \x1b[31mred\r\x1b[Kgone"]},
+               {"student": "eve\x07", "assignment": A, "status": "failed", "seconds": 0.0, "why": "bad\x1b]0;title\x07"},
+               {"student": "alice", "assignment": A, "status": "graded", "score": 8.0, "max_score": 8.0, "seconds": 1.0}]
+    plan = Plan(Path("."), [A], "sqlite:///x.db", "bert-course", True, None, in_shard=3)
+    out = io.StringIO()
+    print_summary(Outcome(plan, 1, results=results, seconds=3.0), out=out)
+    text = out.getvalue()
+    assert not any(ord(c) < 32 and c != "\n" or 127 <= ord(c) < 160 for c in text), repr(text)
+    assert "\\x1b[2J\\x1b[1;1Hmallory" in text and "eve\\x07" in text and "alice" in text

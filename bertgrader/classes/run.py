@@ -24,6 +24,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -293,7 +294,8 @@ def run(plan: Plan, pool: Pool) -> Outcome:
         outcome.results.append(result)
         finished.add((task.assignment, task.student))
         if result["status"] != "graded":
-            bar.write(f"not graded: {task.student}/{task.assignment}: {result['why']}", file=sys.stderr)
+            bar.write(f"not graded: {printable(task.student)}/{task.assignment}: {printable(result['why'])}",
+                      file=sys.stderr)
         bar.update(1)
         bar.set_postfix(failed=sum(r["status"] != "graded" for r in outcome.results), refresh=False)
 
@@ -344,9 +346,18 @@ def _per_student(results: list[dict]) -> dict[str, dict]:
     return rows
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text) -> str:
+    """``text`` with every control character written out (\\x1b...): a student's file name or error message
+    cannot move the cursor or erase other students' rows on the instructor's terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
 def print_summary(outcome: Outcome, out=sys.stdout) -> None:
     """The per-student table (score, parts lost, time, the first problem), then what failed and why."""
-    rows = _per_student(outcome.results)
+    rows = {printable(s): r for s, r in _per_student(outcome.results).items()}
     if rows:
         width = max(12, *(len(s) for s in rows))
         print(f"{'student':<{width}} {'score':>7} {'max':>6} {'lost':>5} {'time s':>7}  problems", file=out)
@@ -356,12 +367,13 @@ def print_summary(outcome: Outcome, out=sys.stdout) -> None:
             mx = f"{r['max']:6.1f}" if r["graded"] else f"{'-':>6}"
             note = r["notes"][0] if r["notes"] else ""
             more = f" (+{len(r['notes']) - 1} more)" if len(r["notes"]) > 1 else ""
-            print(f"{student:<{width}} {score} {mx} {r['lost']:>5} {r['seconds']:7.1f}  {note[:100]}{more}", file=out)
+            print(f"{student:<{width}} {score} {mx} {r['lost']:>5} {r['seconds']:7.1f}  {printable(note)[:100]}{more}",
+                  file=out)
     failed = [r for r in outcome.results if r["status"] != "graded"]
     if failed:
         print(f"\nnot graded ({len(failed)}):", file=out)
         for r in sorted(failed, key=lambda r: (r["student"], r["assignment"])):
-            print(f"  {r['student']}/{r['assignment']}: {r['why']}", file=out)
+            print(f"  {printable(r['student'])}/{r['assignment']}: {printable(r['why'])}", file=out)
     graded = len(outcome.results) - len(failed)
     shard = f" (shard {outcome.plan.shard[0]}/{outcome.plan.shard[1]})" if outcome.plan.shard else ""
     print(f"\ngraded {graded} submission{'s' * (graded != 1)}, {len(failed)} could not be graded, in "
@@ -369,7 +381,7 @@ def print_summary(outcome: Outcome, out=sys.stdout) -> None:
           f"{outcome.plan.already} of the {outcome.plan.in_shard} submissions were graded before this run; "
           f"gradebook {describe(outcome.plan.db_url)}", file=out)
     if outcome.interrupted:
-        lost = [f"{s['student']}/{s['assignment']}" for s in outcome.stopped if not s["recorded"]]
+        lost = [f"{printable(s['student'])}/{s['assignment']}" for s in outcome.stopped if not s["recorded"]]
         print(f"interrupted: {graded + len(failed)} finished (listed above), "
               f"{len(outcome.stopped) - len(lost)} more finished as it stopped, {len(lost)} stopped while being "
               f"graded ({', '.join(lost) or 'none'}), {outcome.not_started} not started. Run the same command "
