@@ -241,6 +241,9 @@ def _variants(total, peak, fraction, steps):
         "already moves the weights": linear(W, start=1),
         f"a warm-up of {_updates(max(1, int(fraction * total)))}, {fraction} x {total} rounded down: W is "
         f"round({fraction} x {total}) = {W}": linear(max(1, int(fraction * total))),
+        f"a warm-up of {_updates(max(1, math.floor(fraction * total + 0.5)))}, {fraction} x {total} with a half "
+        f"rounded up: Python's round takes a half to the even number, W = round({fraction} x {total}) = {W}":
+            linear(max(1, math.floor(fraction * total + 0.5))),
         "a decay to 10% of the peak: it ends at zero (at update total_steps)": linear(W, floor=0.1),
         "a decay over the whole run, (total_steps - step) / total_steps: it is over the updates after the "
         "warm-up, (total_steps - step) / (total_steps - W)": linear(W, decay_over=total),
@@ -281,12 +284,14 @@ def _check_schedule(student, total, peak, fraction, every=False):
 
 
 def test_schedule(student):
-    # (total_steps, peak_lr, warmup_fraction); no warmup_fraction * total_steps ends in .5, where rounding
-    # rules differ (Python's round goes to even)
+    # (total_steps, peak_lr, warmup_fraction). The last three put warmup_fraction * total_steps exactly on a half
+    # (2.5, 4.5, 6.5: binary fractions, so no float error), where Python's round goes to the even number and
+    # rounding a half up gives one update more.
     cases = [
         (20, 1e-3, 0.25), (30, 5e-4, 0.06), (12, 0.1, 0.0),  # the visible ones
         (1, 1e-4, 0.1), (10, 1e-4, 0.1), (7, 0.01, 0.3), (16, 1e-3, 1.0), (30, 2e-3, 0.01),
         (45, 1e-3, 0.32), (200, 5e-5, 0.064), (1000, 1e-4, 0.01), (100_000, 1e-4, 0.1), (10_000, 3e-4, 0.0137),
+        (10, 1e-3, 0.25), (36, 2e-4, 0.125), (13, 5e-3, 0.5),
     ]
     for total, peak, fraction in cases:
         visible = (total, peak, fraction) in cases[:3]

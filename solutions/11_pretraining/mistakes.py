@@ -121,6 +121,15 @@ def learning_rate(step, total_steps, peak_lr, warmup_fraction):
     return peak_lr * (total_steps - step) / max(1, total_steps - warmup)
 
 
+
+# %% warmup_rounded_half_up cell=schedule loses=test_schedule
+# why: int(x + 0.5) rounds a half up; Python's round takes it to the even number: round(0.25 x 10) = round(2.5) = 2
+def learning_rate(step, total_steps, peak_lr, warmup_fraction):
+    warmup = max(1, int(warmup_fraction * total_steps + 0.5))
+    if step < warmup:
+        return peak_lr * (step + 1) / warmup
+    return peak_lr * (total_steps - step) / max(1, total_steps - warmup)
+
 # %% decays_to_ten_percent cell=schedule loses=test_schedule
 # why: the decay ends at zero, not at a tenth of the peak
 def learning_rate(step, total_steps, peak_lr, warmup_fraction):
