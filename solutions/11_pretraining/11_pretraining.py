@@ -179,8 +179,8 @@ assert abs((halves[0] + halves[1] - nsp_halves).item() - whole_mlm.item()) < 1e-
 # A slice without any label at all: its MLM term is 0, the loss its NSP term.
 _check_loss(f"a slice without labels, num_items_in_batch={n}", prediction_logits.detach()[2:3], labels[2:3],
             seq_relationship_logits.detach()[2:3], next_sentence_label[2:3], n)
-_check_loss("num_items_in_batch=7.5 (a float: the batch's count shared by 2 processes)", prediction_logits.detach(),
-            labels, seq_relationship_logits.detach(), next_sentence_label, 7.5)
+got = _check_loss("num_items_in_batch=7.5 (a float: the batch's count shared by 2 processes)",
+                  prediction_logits.detach(), labels, seq_relationship_logits.detach(), next_sentence_label, 7.5)
 
 
 # %% [markdown]
