@@ -68,6 +68,21 @@ c.Autograde.autograde_preprocessors = [TrustedExecute, IgnorePattern, ClearMetad
 c.GenerateFeedback.preprocessors = [SafeFeedback, GetGrades, CSSHTMLHeaderPreprocessor]
 c.HTMLExporter.sanitize_html = True
 
+# `nbgrader validate` (the student's check) cuts every line of a failing cell's source and error at
+# Validator.width characters ("expected 2.740446, go..."), and a test's message is one long line. Keep the
+# width for its separators and summaries, and break a longer line into pieces of that width instead.
+from nbgrader.validator import Validator, strip_ansi  # noqa: E402
+
+
+def _indent_whole(self, val: str) -> str:
+    width = max(self.width - 3 - len(self.indent), 20)
+    return "\n".join(self.indent + line[i:i + width]
+                     for line in (strip_ansi(line) for line in val.split("\n"))
+                     for i in range(0, max(len(line), 1), width))
+
+
+Validator._indent = _indent_whole
+
 # nbgrader scores a test cell zero if it wrote anything to stderr. Each notebook's setup cell already sends
 # Python warnings and log records to stdout; this catches what bypasses the warnings module (a C++ or a
 # subprocess warning written straight to file descriptor 2), so a warning never costs a correct answer.
