@@ -26,10 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFINITION = "the-tutorials"  # the intro's label for the texts the book checks
 
 # pages -> why they may still say what the checks below forbid; printed, never silently kept
-EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("chapters/11_pretraining", "The sources'"): "chapter 11 is rewritten under issue 19 (items 2 and 4) by "
-    "another session; its 'The sources' advice' should become 'a tutorial's advice' with a link to the intro",
-}
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def pages() -> list[str]:
