@@ -1,0 +1,49 @@
+"""The jupyter_client, nbclient and nbgrader internals bertgrader relies on, checked by name and by how they
+are called: when an upgrade renames or stops calling one, this fails naming it, instead of grading going
+quietly unprotected (issue 21 §6). The attacked class of tests/test_grading_security.py checks the same
+end to end."""
+from __future__ import annotations
+
+import inspect
+
+import jupyter_client
+import nbclient
+import pytest
+from jupyter_client import AsyncKernelManager
+from nbclient import NotebookClient
+from nbgrader.converters.base import BaseConverter
+
+from bertgrader.kernel_manager import SandboxedKernelManager
+from bertgrader.preprocessors import TrustedExecute
+
+
+@pytest.mark.parametrize("name", ["_async_pre_start_kernel", "_async_launch_kernel", "_async_cleanup_resources",
+                                  "cleanup_ipc_files", "cleanup_connection_file", "client"])
+def test_the_kernel_manager_overrides_methods_jupyter_client_has(name):
+    assert callable(getattr(AsyncKernelManager, name, None)), (
+        f"jupyter_client {jupyter_client.__version__}: AsyncKernelManager.{name} is gone; "
+        f"bertgrader.kernel_manager.SandboxedKernelManager overrides it")
+    assert name in vars(SandboxedKernelManager)
+
+
+def test_nbclient_calls_what_trusted_execute_overrides():
+    """TrustedExecute seals the kernel's sockets in start_new_kernel_client (the synchronous form that
+    setup_kernel calls) and gates every message in process_message, which must hand outputs to output()."""
+    setup = inspect.getsource(NotebookClient.setup_kernel)
+    assert "self.start_new_kernel_client()" in setup, (
+        f"nbclient {nbclient.__version__}: setup_kernel no longer calls start_new_kernel_client, so the kernel's "
+        "socket folder would never be sealed")
+    process = inspect.getsource(NotebookClient.process_message)
+    assert "self.output(" in process and "handle_comm_msg" in process, (
+        f"nbclient {nbclient.__version__}: process_message changed; review TrustedExecute.process_message")
+    for name in ("start_new_kernel_client", "process_message", "output", "preprocess_cell"):
+        assert name in vars(TrustedExecute), name
+    assert "store_widget_state" in NotebookClient.class_traits()
+
+
+def test_nbgrader_copies_a_submission_in_init_assignment():
+    """bertgrader.submission checks a submission where nbgrader starts converting it."""
+    source = inspect.getsource(BaseConverter.init_assignment)
+    assert "shutil.copy" in source and "_format_source" in source, (
+        "nbgrader's BaseConverter.init_assignment changed: review bertgrader.submission.install")
+    assert "init_assignment(gd['assignment_id'], gd['student_id'])" in inspect.getsource(BaseConverter.convert_notebooks)
