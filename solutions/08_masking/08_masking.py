@@ -23,7 +23,8 @@ The source of 08_masking.ipynb: `make notebooks` builds it (the format: docs/exe
 # Everything random comes from a `torch.Generator` passed in, so a seed pins the result. Results are
 # checked by their statistics (about 15%, about 80%), so any correct way of drawing the random numbers
 # gets full marks. Run the setup cell first. Do not call bertlib's versions of these functions: the
-# graded tests switch them off and check your own computation.
+# tests switch them off (the visible ones while your function runs: calling one raises a RuntimeError
+# that says so) and check your own computation.
 
 
 # %% setup
@@ -76,7 +77,9 @@ def _pairs_batch(B, T, seed, vocab_size=VOCAB_SIZE):
 input_ids = _pairs_batch(64, 128, seed=7)  # 64 x 128 positions, about 6,000 of them ordinary words
 before = input_ids.clone()
 special = torch.isin(input_ids, torch.tensor(SPECIAL_IDS))
-selected = select_for_prediction(input_ids, SPECIAL_IDS, 0.15, generator=torch.Generator().manual_seed(0))
+# bertlib's masking is switched off while your code runs here, as it is when your notebook is graded
+with bertlib_unavailable(bertlib.masking.mask_tokens, bertlib.masking.masking_statistics):
+    selected = select_for_prediction(input_ids, SPECIAL_IDS, 0.15, generator=torch.Generator().manual_seed(0))
 assert isinstance(selected, torch.Tensor) and selected.dtype == torch.bool, (
     f"expected a torch.bool tensor, got {type(selected).__name__} {getattr(selected, 'dtype', '')}")
 assert selected.shape == input_ids.shape, (
@@ -91,13 +94,15 @@ n_eligible = int((~special).sum())
 rate = selected[~special].float().mean().item()
 assert abs(rate - 0.15) < 0.025, (
     f"selected {rate:.1%} of the {n_eligible} eligible tokens; BERT selects about 15%")
-rate = select_for_prediction(input_ids, SPECIAL_IDS, 0.4, torch.Generator().manual_seed(1))[~special]
+with bertlib_unavailable(bertlib.masking.mask_tokens, bertlib.masking.masking_statistics):
+    rate = select_for_prediction(input_ids, SPECIAL_IDS, 0.4, torch.Generator().manual_seed(1))[~special]
 rate = rate.float().mean().item()
 assert abs(rate - 0.4) < 0.03, f"with mlm_probability=0.4 you selected {rate:.1%} of the eligible tokens"
-torch.manual_seed(1)
-first = select_for_prediction(input_ids, SPECIAL_IDS, 0.15, torch.Generator().manual_seed(5))
-torch.manual_seed(2)
-second = select_for_prediction(input_ids, SPECIAL_IDS, 0.15, torch.Generator().manual_seed(5))
+with bertlib_unavailable(bertlib.masking.mask_tokens, bertlib.masking.masking_statistics):
+    torch.manual_seed(1)
+    first = select_for_prediction(input_ids, SPECIAL_IDS, 0.15, torch.Generator().manual_seed(5))
+    torch.manual_seed(2)
+    second = select_for_prediction(input_ids, SPECIAL_IDS, 0.15, torch.Generator().manual_seed(5))
 assert torch.equal(first, second), (
     "two calls with generators seeded alike selected different positions: draw every random number "
     "from `generator`, e.g. torch.rand(shape, generator=generator)")
@@ -142,7 +147,9 @@ def _selection_case(B, T, seed, vocab_size=VOCAB_SIZE, density=0.5):
 
 input_ids, selected = _selection_case(64, 128, seed=8)  # about 4,100 selected positions
 before = input_ids.clone()
-inputs, labels = mask_selected(input_ids, selected, MASK, VOCAB_SIZE, torch.Generator().manual_seed(0))
+# bertlib's masking is switched off while your code runs here, as it is when your notebook is graded
+with bertlib_unavailable(bertlib.masking.mask_tokens, bertlib.masking.masking_statistics):
+    inputs, labels = mask_selected(input_ids, selected, MASK, VOCAB_SIZE, torch.Generator().manual_seed(0))
 assert torch.equal(input_ids, before), "mask_selected changed input_ids in place: return a new tensor"
 assert isinstance(inputs, torch.Tensor) and inputs.shape == input_ids.shape, (
     f"expected inputs shaped like input_ids {tuple(input_ids.shape)}, got {tuple(getattr(inputs, 'shape', ()))}")
@@ -166,10 +173,11 @@ assert drawn.min() >= 0 and drawn.max() < VOCAB_SIZE, "random words must be ids 
 assert drawn.unique().numel() > 0.9 * drawn.numel(), (
     f"the {drawn.numel()} random replacements use only {drawn.unique().numel()} distinct ids: draw "
     f"each random word on its own, uniformly from [0, vocab_size)")
-torch.manual_seed(1)
-first = mask_selected(input_ids, selected, MASK, VOCAB_SIZE, torch.Generator().manual_seed(5))[0]
-torch.manual_seed(2)
-second = mask_selected(input_ids, selected, MASK, VOCAB_SIZE, torch.Generator().manual_seed(5))[0]
+with bertlib_unavailable(bertlib.masking.mask_tokens, bertlib.masking.masking_statistics):
+    torch.manual_seed(1)
+    first = mask_selected(input_ids, selected, MASK, VOCAB_SIZE, torch.Generator().manual_seed(5))[0]
+    torch.manual_seed(2)
+    second = mask_selected(input_ids, selected, MASK, VOCAB_SIZE, torch.Generator().manual_seed(5))[0]
 assert torch.equal(first, second), (
     "two calls with generators seeded alike gave different inputs: draw every random number from "
     "`generator`")
@@ -178,7 +186,9 @@ assert torch.equal(first, second), (
 # %% tests test_labels points=2
 input_ids, selected = _selection_case(32, 128, seed=9)
 before = input_ids.clone()  # compare with the ids as they were, in case the function changed them
-inputs, labels = mask_selected(input_ids, selected, MASK, VOCAB_SIZE, torch.Generator().manual_seed(0))
+# bertlib's masking is switched off while your code runs here, as it is when your notebook is graded
+with bertlib_unavailable(bertlib.masking.mask_tokens, bertlib.masking.masking_statistics):
+    inputs, labels = mask_selected(input_ids, selected, MASK, VOCAB_SIZE, torch.Generator().manual_seed(0))
 input_ids = before
 assert isinstance(labels, torch.Tensor) and labels.shape == input_ids.shape, (
     f"expected labels shaped like input_ids {tuple(input_ids.shape)}, got {tuple(getattr(labels, 'shape', ()))}")
