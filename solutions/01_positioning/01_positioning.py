@@ -17,8 +17,9 @@ The source of 01_positioning.ipynb: `make notebooks` builds it (the format: docs
 # key *j*. For "我 喜欢 猫" GPT's matrix is lower-triangular; BERT's is all `True`.
 #
 # You write three functions. Each has its own graded test cell (partial credit is per cell).
-# Run the setup cell first. Do not call bertlib's versions of these functions: the graded tests switch
-# them off and check your own computation.
+# Run the setup cell first. Do not call bertlib's versions of these functions: the tests switch them off
+# (the visible ones while your function runs: calling one raises a RuntimeError that says so) and check
+# your own computation.
 
 
 # %% setup
@@ -46,7 +47,10 @@ def bidirectional_visibility(attention_mask):
 
 # %% tests test_bidirectional points=2
 mask = torch.tensor([[1, 1, 1, 0]])  # "[CLS] 我 [SEP] [PAD]"
-got = bidirectional_visibility(mask)
+# bertlib's versions are switched off while your code runs here, as they are when your notebook is graded
+with bertlib_unavailable(bertlib.attention.padding_visibility, bertlib.attention.causal_visibility,
+                         bertlib.attention.build_attention_mask, bertlib.attention.additive_mask):
+    got = bidirectional_visibility(mask)
 assert isinstance(got, torch.Tensor) and got.dtype == torch.bool, (
     f"expected a torch.bool tensor, got {type(got).__name__} {getattr(got, 'dtype', '')}")
 assert tuple(got.shape) == (1, 4, 4), f"expected shape (1, 4, 4) = (B, T, T), got {tuple(got.shape)}"
@@ -74,7 +78,10 @@ def causal_visibility(T):
 
 
 # %% tests test_causal points=2
-got = causal_visibility(4)
+# bertlib's versions are switched off while your code runs here, as they are when your notebook is graded
+with bertlib_unavailable(bertlib.attention.padding_visibility, bertlib.attention.causal_visibility,
+                         bertlib.attention.build_attention_mask, bertlib.attention.additive_mask):
+    got = causal_visibility(4)
 assert isinstance(got, torch.Tensor) and got.dtype == torch.bool, (
     f"expected a torch.bool tensor, got {type(got).__name__} {getattr(got, 'dtype', '')}")
 assert tuple(got.shape) == (4, 4), f"expected shape (4, 4), got {tuple(got.shape)}"
@@ -104,7 +111,10 @@ def causal_padded_visibility(attention_mask):
 
 # %% tests test_causal_padded points=2
 mask = torch.tensor([[1, 1, 1], [1, 1, 0]])
-got = causal_padded_visibility(mask)
+# bertlib's versions are switched off while your code runs here, as they are when your notebook is graded
+with bertlib_unavailable(bertlib.attention.padding_visibility, bertlib.attention.causal_visibility,
+                         bertlib.attention.build_attention_mask, bertlib.attention.additive_mask):
+    got = causal_padded_visibility(mask)
 assert isinstance(got, torch.Tensor) and got.dtype == torch.bool and tuple(got.shape) == (2, 3, 3), (
     f"expected a (2, 3, 3) torch.bool tensor, got {type(got).__name__} {tuple(getattr(got, 'shape', ()))}")
 expected = torch.tensor([[[1, 0, 0], [1, 1, 0], [1, 1, 1]],
