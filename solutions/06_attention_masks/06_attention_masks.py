@@ -20,7 +20,8 @@ The source of 06_attention_masks.ipynb: `make notebooks` builds it (the format: 
 # GPT's causal mask is built the same way, with shape (1, 1, T, T), hiding every key to the right of
 # the query. BERT has no causal mask.
 #
-# bertlib has all of these; the grader switches them off while your notebook is graded.
+# bertlib has all of these; the tests switch them off (the visible ones while your function runs: calling
+# one raises a RuntimeError that says so).
 
 
 # %% setup
@@ -51,7 +52,12 @@ def additive_padding_mask(attention_mask, dtype=torch.float32):
 
 
 # %% tests test_padding points=2
-got = additive_padding_mask(torch.tensor([[1, 1, 0]]))
+# bertlib's masks are switched off while your code runs here, as they are when your notebook is graded
+with bertlib_unavailable(bertlib.attention.additive_mask, bertlib.attention.padding_visibility,
+                         bertlib.attention.causal_visibility, bertlib.attention.build_attention_mask,
+                         bertlib.attention.eager_attention, bertlib.attention.BertSelfAttention):
+    got = additive_padding_mask(torch.tensor([[1, 1, 0]]))
+    half = additive_padding_mask(torch.tensor([[1, 0]]), torch.float16)
 assert tuple(got.shape) == (1, 1, 1, 3), (
     f"expected shape (B, 1, 1, T) = (1, 1, 1, 3), which broadcasts over heads and queries; got {tuple(got.shape)}")
 assert got.dtype == torch.float32, f"expected float32, got {got.dtype}"
@@ -60,7 +66,6 @@ pad = got[0, 0, 0, 2].item()
 assert pad == torch.finfo(torch.float32).min, (
     f"padding got {pad}; expected torch.finfo(float32).min = {torch.finfo(torch.float32).min}"
     + (" (-inf makes a row with nothing visible NaN)" if pad == float("-inf") else ""))
-half = additive_padding_mask(torch.tensor([[1, 0]]), torch.float16)
 assert half.dtype == torch.float16 and half[0, 0, 0, 1].item() == torch.finfo(torch.float16).min, (
     f"in float16 padding should get {torch.finfo(torch.float16).min}, got {half.flatten().tolist()} ({half.dtype})")
 
@@ -85,11 +90,22 @@ def masked_softmax(scores, attention_mask):
 
 
 # %% tests test_softmax points=3
+_given = _reference_padding_mask(torch.tensor([[1, 1, 0]]))  # a correct mask, made before bertlib is off
+
+
+def _given_mask(attention_mask, dtype=torch.float32):
+    return _given.to(dtype)
+
+
 _yours = additive_padding_mask
-additive_padding_mask = _reference_padding_mask
+additive_padding_mask = _given_mask
 try:
     scores = torch.tensor([[[[0.0, 0.0, 0.0], [1.0, 2.0, 50.0], [0.0, 0.0, 0.0]]]])  # (1, 1, 3, 3)
-    got = masked_softmax(scores, torch.tensor([[1, 1, 0]]))
+    # bertlib's masks are switched off while your code runs here, as they are when your notebook is graded
+    with bertlib_unavailable(bertlib.attention.additive_mask, bertlib.attention.padding_visibility,
+                             bertlib.attention.causal_visibility, bertlib.attention.build_attention_mask,
+                             bertlib.attention.eager_attention, bertlib.attention.BertSelfAttention):
+        got = masked_softmax(scores, torch.tensor([[1, 1, 0]]))
 finally:
     additive_padding_mask = _yours
 assert tuple(got.shape) == (1, 1, 3, 3), f"expected shape (1, 1, 3, 3), got {tuple(got.shape)}"
@@ -117,7 +133,11 @@ def causal_additive_mask(T, dtype=torch.float32):
 
 
 # %% tests test_causal points=2
-got = causal_additive_mask(3)
+# bertlib's masks are switched off while your code runs here, as they are when your notebook is graded
+with bertlib_unavailable(bertlib.attention.additive_mask, bertlib.attention.padding_visibility,
+                         bertlib.attention.causal_visibility, bertlib.attention.build_attention_mask,
+                         bertlib.attention.eager_attention, bertlib.attention.BertSelfAttention):
+    got = causal_additive_mask(3)
 assert tuple(got.shape) == (1, 1, 3, 3), f"expected shape (1, 1, T, T) = (1, 1, 3, 3), got {tuple(got.shape)}"
 low = torch.finfo(torch.float32).min
 expected = torch.tensor([[0.0, low, low], [0.0, 0.0, low], [0.0, 0.0, 0.0]])
