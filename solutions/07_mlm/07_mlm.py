@@ -19,8 +19,9 @@ The source of 07_mlm.ipynb: `make notebooks` builds it (the format: docs/exercis
 # predicted; the other five are not counted at all, neither as a loss of zero nor in the denominator.
 #
 # You write three functions, each with its own graded test cell (partial credit is per cell). Run the
-# setup cell first. Do not call bertlib's versions of these functions: the grader switches them off
-# while your notebook is graded and checks your own computation.
+# setup cell first. Do not call bertlib's versions of these functions: the tests switch them off (the
+# visible ones while your function runs: calling one raises a RuntimeError that says so) and check your
+# own computation.
 
 
 # %% setup
@@ -31,6 +32,11 @@ import torch.nn.functional as F
 from torch import nn
 
 import bertlib
+
+# bertlib's versions of what you write here: the tests switch them off while your functions run
+BERTLIB_MLM = (bertlib.heads.mlm_loss, bertlib.heads.BertForMaskedLM, bertlib.heads.BertForPreTraining,
+               bertlib.heads.BertLMPredictionHead, bertlib.heads.BertPredictionHeadTransform,
+               bertlib.heads.BertOnlyMLMHead, bertlib.heads.BertPreTrainingHeads)
 
 
 # %% [markdown]
@@ -63,7 +69,9 @@ def masked_lm_loss(logits, labels):
 logits = torch.zeros(1, 4, 5)  # (B=1, T=4, V=5)
 logits[0, 0, 3] = logits[0, 2, 3] = 20.0
 labels = torch.tensor([[-100, 2, -100, 4]])  # positions 1 and 3 are predicted
-got = masked_lm_loss(logits, labels)
+# bertlib's versions are switched off while your code runs here, as they are when your notebook is graded
+with bertlib_unavailable(*BERTLIB_MLM):
+    got = masked_lm_loss(logits, labels)
 assert isinstance(got, torch.Tensor) and got.dim() == 0, (
     f"expected a scalar tensor, got {type(got).__name__} of shape {tuple(getattr(got, 'shape', ()))}")
 hints = {
@@ -84,7 +92,8 @@ gen = torch.Generator().manual_seed(0)
 logits = torch.randn(2, 6, 11, generator=gen).requires_grad_()  # (B=2, T=6, V=11)
 labels = torch.full((2, 6), -100)
 labels[0, 1], labels[0, 4], labels[1, 2] = 3, 7, 0  # 0 is a word id like any other
-loss = masked_lm_loss(logits, labels)
+with bertlib_unavailable(*BERTLIB_MLM):
+    loss = masked_lm_loss(logits, labels)
 loss.backward()
 leak = logits.grad[labels == -100].abs().max().item()
 assert leak == 0, (
@@ -139,7 +148,9 @@ def _random_head(V, H, seed):
 head, emb, x = _random_head(V=12, H=8, seed=1)
 t = head.transform
 with torch.no_grad():
-    got = mlm_head_logits(x, t.dense, t.LayerNorm, emb, head.bias)
+    # bertlib's versions are switched off while your code runs here, as they are when your notebook is graded
+    with bertlib_unavailable(*BERTLIB_MLM):
+        got = mlm_head_logits(x, t.dense, t.LayerNorm, emb, head.bias)
     expected = head(x)  # (2, 3, 12)
     E, b = emb.weight, head.bias
     wrong = {
@@ -189,7 +200,9 @@ input_ids = torch.tensor([[101, 7, MASK, 102],
                           [MASK, 9, 8, MASK]])  # (B=2, T=4): three [MASK]s
 gen = torch.Generator().manual_seed(3)
 logits = torch.randn(2, 4, 6, generator=gen) * 2  # (B, T, V=6)
-got = top_k_at_masks(logits, input_ids, MASK, k=6)
+# bertlib's versions are switched off while your code runs here, as they are when your notebook is graded
+with bertlib_unavailable(*BERTLIB_MLM):
+    got = top_k_at_masks(logits, input_ids, MASK, k=6)
 assert isinstance(got, tuple) and len(got) == 3, "return (positions, token_ids, probs)"
 positions, token_ids, probs = got
 assert torch.as_tensor(positions).tolist() == [[0, 2], [1, 0], [1, 3]], (
@@ -209,7 +222,8 @@ for n, (row, col) in enumerate([(0, 2), (1, 0), (1, 3)]):
     assert token_ids[n].tolist() == p.argsort(descending=True).tolist(), (
         f"[MASK] at ({row}, {col}): expected words {p.argsort(descending=True).tolist()} (most likely "
         f"first), got {token_ids[n].tolist()}")
-positions, token_ids, probs = top_k_at_masks(logits, input_ids, MASK, k=2)
+with bertlib_unavailable(*BERTLIB_MLM):
+    positions, token_ids, probs = top_k_at_masks(logits, input_ids, MASK, k=2)
 assert tuple(token_ids.shape) == (3, 2), f"k=2: expected token_ids of shape (3, 2), got {tuple(token_ids.shape)}"
 
 
