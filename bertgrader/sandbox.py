@@ -28,6 +28,7 @@ import site
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -154,6 +155,10 @@ class Sandbox:
         binds += [(Path(host), Path(inside)) for inside, host in self.overlays.items()]
         binds += [(Path(self.workdir).resolve(), Path(self.workdir).resolve())]
         binds += [(Path(f), Path(f)) for f in self.ro_files]
+        # Outer folders first: a bind laid over a folder hides what was bound inside it before (the course's
+        # venv under /tmp/..., then a working folder /tmp, would leave the venv behind a folder the kernel's
+        # user may not enter).
+        binds.sort(key=lambda b: len(b[1].parts))
         for host, inside in binds:
             for parent in _ancestors(inside):
                 if str(parent) not in made and not str(parent).startswith("/usr"):
@@ -201,11 +206,15 @@ def check_available() -> None:
     for tool in ("prlimit",) + (("setpriv",) if os.geteuid() == 0 else ()):
         if not shutil.which(tool):
             raise SandboxUnavailable(f"the grading sandbox needs `{tool}` (Debian package util-linux)")
-    cmd = Sandbox(workdir=Path("/tmp") if Path("/tmp").is_dir() else GRADER).wrap([sys.executable, "-c", "pass"])
+    workdir = Path(tempfile.mkdtemp(prefix="bert-grader-check-"))
+    workdir.chmod(0o755)
+    cmd = Sandbox(workdir=workdir).wrap([sys.executable, "-c", "pass"])
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
         raise SandboxUnavailable("a trial sandboxed process did not finish within 60 s") from None
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     if proc.returncode != 0:
         raise SandboxUnavailable(
             f"bubblewrap is installed but could not start a sandbox here: {proc.stderr.strip()[-500:]} "
