@@ -102,16 +102,20 @@ class Course:
         self.runs: list[Run] = []
 
     # --- commands
-    def nbgrader(self, *args: str, check: bool = True, timeout: float = 900) -> Run:
+    def _module(self, module: str, args: list[str], ok: tuple[int, ...], timeout: float) -> Run:
+        """``python -m <module> <args>`` in the course, offline; an exit status outside ``ok`` raises."""
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
                    MPLBACKEND="Agg")
-        proc = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=self.root, env=env, timeout=timeout,
+        proc = subprocess.run([sys.executable, "-m", module, *args], cwd=self.root, env=env, timeout=timeout,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        run = Run(list(args), proc.returncode, proc.stdout)
+        run = Run(list(args) if module == "nbgrader" else [module, *args], proc.returncode, proc.stdout)
         self.runs.append(run)
-        if check and proc.returncode != 0:
-            raise RuntimeError(f"nbgrader {' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-4000:]}")
+        if ok and proc.returncode not in ok:
+            raise RuntimeError(f"{module} {' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-4000:]}")
         return run
+
+    def nbgrader(self, *args: str, check: bool = True, timeout: float = 900) -> Run:
+        return self._module("nbgrader", list(args), (0,) if check else (), timeout)
 
     def generate(self, assignment: str = "*") -> Run:
         """nbgrader generate_assignment (``*``: every assignment of the course, in one command)."""
@@ -125,15 +129,7 @@ class Course:
     def grade_class(self, *args: str, timeout: float = 3600) -> Run:
         """``python -m bertgrader <args>`` (the class runner) on this course; exit status 1 (a submission
         that could not be graded) is not an error here: the tests read the gradebook."""
-        env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
-                   MPLBACKEND="Agg")
-        proc = subprocess.run([sys.executable, "-m", "bertgrader", *args, "--root", str(self.root)], cwd=self.root,
-                              env=env, timeout=timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        run = Run(["bertgrader", *args], proc.returncode, proc.stdout)
-        self.runs.append(run)
-        if proc.returncode not in (0, 1):
-            raise RuntimeError(f"python -m bertgrader {' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-4000:]}")
-        return run
+        return self._module("bertgrader", [*args, "--root", str(self.root)], (0, 1), timeout)
 
     def generate_feedback(self, assignment: str) -> Run:
         return self.nbgrader("generate_feedback", assignment, "--force")
