@@ -20,6 +20,9 @@ def book_setup(seed: int = 0) -> None:
         shell = get_ipython()
         if shell is not None and "ipykernel" in type(shell).__module__:
             shell.run_line_magic("matplotlib", "inline")
+            from course.plots import describe_figures
+
+            describe_figures(shell)  # every figure's PNG carries its caption and alt text (course/sphinx_ext.py)
     except ImportError:  # pragma: no cover
         pass
     import matplotlib.pyplot as plt

@@ -1,8 +1,15 @@
-"""Small display helpers the chapters share: one palette, PNG bytes for widgets, two heat maps, and an
-HTML table (the book does not depend on pandas).
+"""Small display helpers the chapters share: one palette, PNG bytes for widgets, two heat maps, an HTML
+table (the book does not depend on pandas), and the words that describe a figure to a reader who cannot see it.
 
 Every function takes the Axes (or Figure) it draws on and returns it, so a chapter stays in control of
 its layout. Nothing here needs a running kernel: the figures are what a reader of the static page sees.
+
+Figure descriptions: ``course.book_setup()`` calls ``describe_figures()``, so every matplotlib figure a
+chapter shows is saved as a PNG that carries its caption (PNG ``Title``: the figure's suptitle, or its panels'
+titles) and its alt text (PNG ``Description``: what kind of chart each panel is, its title, axes and
+categories), both read from the figure itself (``describe_figure``). course/sphinx_ext.py reads them back
+from the PNG and gives every figure of the page its alt text and a caption. A chapter may set its own
+words with ``describe(fig, caption=..., alt=...)`` before showing the figure.
 """
 from __future__ import annotations
 
@@ -121,3 +128,139 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence], align: str | Non
                                     for v, a, x in zip(r, align, extra)) + "</tr>")
     out.append("</tbody></table>")
     return HTML("\n".join(out))
+
+
+# --- figure descriptions (alt text and caption) -------------------------------------------------------------
+
+def describe(fig, caption: str | None = None, alt: str | None = None):
+    """Set a figure's caption and/or alt text by hand (otherwise ``describe_figure`` reads them from it)."""
+    if caption is not None:
+        fig._course_caption = str(caption)
+    if alt is not None:
+        fig._course_alt = str(alt)
+    return fig
+
+
+def _words(items: Sequence[str], most: int = 8) -> str:
+    items = [i for i in (str(x).strip() for x in items) if i]
+    if len(items) > most:
+        return ", ".join(items[:most - 2]) + f", ... ({len(items)} in all), " + items[-1]
+    return ", ".join(items)
+
+
+def _panel(ax) -> str:
+    """One Axes in words: its kind of chart, title, axes and categories."""
+    from matplotlib.patches import Rectangle
+
+    def ticks(labels):
+        return [t.get_text() for t in labels if t.get_text()]
+
+    title = ax.get_title() or ax.get_title("left") or ax.get_title("right")
+    xlabel, ylabel = ax.get_xlabel(), ax.get_ylabel()
+    xt, yt = ticks(ax.get_xticklabels()), ticks(ax.get_yticklabels())
+    bars = [p for p in ax.patches if isinstance(p, Rectangle)]
+    lines = [ln for ln in ax.get_lines() if ln.get_visible() and len(ln.get_xdata()) > 1]
+    legend = ax.get_legend()
+    series = [t.get_text() for t in legend.get_texts()] if legend is not None else []
+    if ax.images:
+        kind = "heat map"
+        rows, cols = yt, xt
+        detail = []
+        if rows:
+            detail.append(f"rows ({ylabel or 'rows'}): {_words(rows)}")
+        elif ylabel:
+            detail.append(f"rows: {ylabel}")
+        if cols:
+            detail.append(f"columns ({xlabel or 'columns'}): {_words(cols)}")
+        elif xlabel:
+            detail.append(f"columns: {xlabel}")
+    else:
+        kind = "bar chart" if bars and len(bars) >= len(lines) else "line chart" if lines else "chart"
+        if kind == "bar chart" and len(bars) > 0:
+            kind = f"bar chart of {len(bars)} bars"
+        elif kind == "line chart":
+            kind = f"line chart of {len(lines)} line{'s' if len(lines) > 1 else ''}"
+        detail = []
+        if xlabel or xt:
+            detail.append(f"horizontal axis: {xlabel or 'categories'}" + (f" ({_words(xt)})" if xt else ""))
+        if ylabel or yt:
+            detail.append(f"vertical axis: {ylabel or 'categories'}" + (f" ({_words(yt)})" if yt else ""))
+    if series:
+        detail.append(f"series: {_words(series)}")
+    text = kind + (f" titled \u201c{title}\u201d" if title else "")
+    return text + ("; " + "; ".join(detail) if detail else "")
+
+
+def _panels(fig) -> list:
+    """The figure's Axes that are panels (not colour bars)."""
+    return [ax for ax in fig.get_axes() if ax.get_label() != "<colorbar>" and ax.get_visible()
+            and not hasattr(ax, "_colorbar")]
+
+
+def describe_figure(fig) -> tuple[str, str]:
+    """(caption, alt text) of a matplotlib figure, read from what it draws: the caption is its suptitle, or
+    its panels' titles; the alt text says what each panel is (kind, title, axes, categories, series)."""
+    panels = _panels(fig)
+    sup = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
+    titles = [t for t in (ax.get_title() for ax in panels) if t]
+    caption = getattr(fig, "_course_caption", None) or sup or "; ".join(titles)
+    alt = getattr(fig, "_course_alt", None)
+    if alt is None:
+        if len(panels) == 1:
+            alt = "Figure: a " + _panel(panels[0]) + "."
+        else:
+            alt = f"Figure of {len(panels)} panels" + (f", \u201c{sup}\u201d" if sup else "") + ". " + " ".join(
+                f"Panel {k + 1}: a {_panel(ax)}." for k, ax in enumerate(panels))
+    if not caption:
+        caption = alt
+    return caption, alt
+
+
+def _png_described(fig, **kwargs):
+    """The inline backend's PNG (base64), carrying the figure's caption and alt text as PNG text chunks."""
+    from IPython.core.pylabtools import print_figure
+
+    caption, alt = describe_figure(fig)
+    return print_figure(fig, "png", base64=True, metadata={"Title": caption, "Description": alt}, **kwargs)
+
+
+def describe_figures(shell=None) -> bool:
+    """Make every figure the IPython ``shell`` shows carry its caption and alt text (``describe_figure``) in
+    its PNG. Returns False where there is no IPython shell (a script)."""
+    if shell is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:  # pragma: no cover
+            return False
+        shell = get_ipython()
+    if shell is None:
+        return False
+    from matplotlib.figure import Figure
+
+    shell.display_formatter.formatters["image/png"].for_type(Figure, _png_described)
+    return True
+
+
+def png_text(data: bytes) -> dict[str, str]:
+    """The text chunks (tEXt and iTXt) of a PNG, e.g. {"Title": ..., "Description": ...} (empty if none)."""
+    import struct
+    import zlib
+
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return {}
+    out, i = {}, 8
+    while i + 8 <= len(data):
+        n, kind = struct.unpack(">I4s", data[i:i + 8])
+        body = data[i + 8:i + 8 + n]
+        if kind == b"tEXt" and b"\0" in body:
+            key, value = body.split(b"\0", 1)
+            out[key.decode("latin-1")] = value.decode("latin-1")
+        elif kind == b"iTXt" and b"\0" in body:
+            key, rest = body.split(b"\0", 1)
+            compressed, _method = rest[0], rest[1]
+            _lang, _tkey, text = rest[2:].split(b"\0", 2)
+            out[key.decode("latin-1")] = (zlib.decompress(text) if compressed else text).decode("utf-8")
+        elif kind == b"IEND":
+            break
+        i += 12 + n
+    return out

@@ -13,8 +13,12 @@
 - Notebook downloads that work from disk: a page with download links embeds the notebooks and
   file_downloads.js saves them when the page is opened as a file (browsers show raw JSON otherwise).
 - The repository button: shown only when `repository.url` in _config.yml holds a URL; the landing page's
-  `git clone @REPOSITORY_URL@` line shows the same URL.
-- course.css on every page: phone layout (figures, tables, outputs and formulas) and dark-mode fixes.
+  `git clone @REPOSITORY_URL@` line shows the same URL, and is left out while there is none.
+- course.css and page.js on every page: everything fits its column (figures scaled, wide tables stacked on a
+  phone, formulas scaled, code wrapped; a box that still scrolls gets a visible hint and keyboard focus),
+  quiz answers announced, dark-mode fixes.
+- Figures described: every figure a chapter draws carries its caption and alt text inside its PNG
+  (course/plots.py, ``describe_figures``); here each becomes a <figure> with that alt text and a <figcaption>.
 """
 from __future__ import annotations
 
@@ -43,9 +47,10 @@ def _plotly_js_version(path: Path) -> str | None:
     return match.group(1) if match else None
 
 
-def plotly_js_path() -> Path:
-    """The Plotly JavaScript the book ships: the venv's cartesian bundle when it is installed and is the version
-    the plotly package was built for, else plotly.min.js as the installed plotly package ships it."""
+def plotly_js_choice() -> tuple[Path, str]:
+    """(the Plotly JavaScript the book ships, why): the venv's cartesian bundle when it is installed and is the
+    version the plotly package was built for, else plotly.min.js as the installed plotly package ships it, with
+    the reason it fell back."""
     import sys
 
     import plotly
@@ -54,9 +59,18 @@ def plotly_js_path() -> Path:
     if not full.is_file():
         raise FileNotFoundError(f"{full} is missing: reinstall plotly (pip install -e '.[book]')")
     cartesian = Path(sys.prefix) / CARTESIAN_JS
-    if cartesian.is_file() and _plotly_js_version(cartesian) == _plotly_js_version(full):
-        return cartesian
-    return full
+    if not cartesian.is_file():
+        return full, f"{cartesian} is missing (`make js` installs it with npm; was npm missing or offline?)"
+    have, want = _plotly_js_version(cartesian), _plotly_js_version(full)
+    if have != want:
+        return full, (f"{cartesian} is plotly.js {have}, the plotly package needs {want} "
+                      "(set PLOTLY_JS in the Makefile to that version and run `make js`)")
+    return cartesian, "the cartesian bundle"
+
+
+def plotly_js_path() -> Path:
+    """The Plotly JavaScript the book ships (``plotly_js_choice``)."""
+    return plotly_js_choice()[0]
 
 
 def plotly_js_name() -> str:
@@ -127,13 +141,48 @@ def _embed_downloads(app, pagename, templatename, context, doctree):
 REPOSITORY_MARKER = "@REPOSITORY_URL@"
 
 
+# a line of a code block that holds the marker, keeping the block's opening tags when it is the first line
+_MARKER_LINE = re.compile(r"(<pre>(?:<span></span>)?)?(?:(?!<pre>)[^\n])*" + re.escape(REPOSITORY_MARKER) + r"[^\n]*\n?")
+
+
 def _repository_url_in_text(app, pagename, templatename, context, doctree):
     """The marker @REPOSITORY_URL@ (the landing page's `git clone` line) becomes `repository.url` from
-    _config.yml, or, while that is empty, a placeholder that says what belongs there."""
+    _config.yml; while that is empty, the line that holds it is left out (no placeholder URL in the page)."""
     body = context.get("body", "")
     if REPOSITORY_MARKER in body:
         url = (app.config.html_theme_options.get("repository_url") or "").strip()
-        context["body"] = body.replace(REPOSITORY_MARKER, html.escape(url or "<URL of this course's repository>"))
+        if url:
+            context["body"] = body.replace(REPOSITORY_MARKER, html.escape(url))
+        else:
+            context["body"] = _MARKER_LINE.sub(lambda m: m.group(1) or "", body)
+
+
+def _describe_figures(app, doctree, docname):
+    """Every PNG figure of the page that carries a caption and alt text (course/plots.py writes them into the
+    PNG when a chapter shows a figure) becomes a <figure>: the image with that alt text, then a <figcaption>."""
+    from docutils import nodes
+
+    from course.plots import png_text
+
+    for image in list(doctree.findall(nodes.image)):
+        uri = image.get("uri", "")
+        if not uri.endswith(".png") or "://" in uri:
+            continue
+        path = Path(app.srcdir) / uri.lstrip("/")
+        if not path.is_file():
+            continue
+        text = png_text(path.read_bytes())
+        alt, caption = text.get("Description", "").strip(), text.get("Title", "").strip()
+        if not alt:
+            continue
+        image["alt"] = alt
+        if isinstance(image.parent, nodes.figure):
+            continue
+        figure = nodes.figure(classes=["course-figure"])
+        image.replace_self(figure)
+        figure += image
+        if caption:
+            figure += nodes.caption(caption, caption)
 
 
 def _static_path(app, config):
@@ -156,10 +205,39 @@ def _copy_plotly(app, exception):
         shutil.copyfile(plotly_js_path(), Path(app.outdir) / "_static" / plotly_js_name())
 
 
+def _say_which_plotly(app):
+    """The build's output says plainly when the book ships plotly's full bundle, and why."""
+    from sphinx.util import logging
+    from sphinx.util.console import bold, red
+
+    path, why = plotly_js_choice()
+    logger = logging.getLogger(__name__)
+    if path.name == "plotly-cartesian.min.js":
+        logger.info(f"course: the demos use plotly's cartesian bundle ({path.stat().st_size / 1e6:.1f} MB)")
+    else:
+        logger.info(red(bold(f"course: FELL BACK to plotly's full bundle ({path.stat().st_size / 1e6:.1f} MB, every "
+                             f"demo page heavier than the README's 6 MB): {why}")))
+
+
+def _extension_version() -> str:
+    """A hash of this extension, its static files and course/plots.py's figure descriptions: when one changes,
+    Sphinx reads every page again (the figures, scripts and styles of every page depend on them)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for f in [Path(__file__), Path(__file__).with_name("plots.py"), *sorted(STATIC.iterdir())]:
+        if f.is_file():
+            h.update(f.name.encode() + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def setup(app):
     # The Plotly file every demo page names: a config value, so that when it changes (make js installed the
     # cartesian bundle, or plotly was upgraded) Sphinx rewrites every page instead of leaving old names behind.
     app.add_config_value("course_plotly_js", plotly_js_name(), "html")
+    app.add_config_value("course_ext_version", _extension_version(), "env")
+    app.connect("builder-inited", _say_which_plotly)
+    app.connect("doctree-resolved", _describe_figures)
     app.connect("config-inited", _static_path)
     app.connect("config-inited", _repository_button)
     # Late (priority > 500): myst-nb adds a page's widget scripts in its own html-page-context handler (500).
@@ -169,4 +247,5 @@ def setup(app):
     app.connect("html-page-context", _repository_url_in_text, priority=100)
     app.connect("build-finished", _copy_plotly)
     app.add_css_file("course.css", priority=900)
+    app.add_js_file("page.js", priority=900, loading_method="defer")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

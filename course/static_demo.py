@@ -72,8 +72,13 @@ class _Control:
     def default_index(self) -> int:
         return self.values.index(self.default)
 
+    def value_text(self, i: int) -> str:
+        """What a screen reader says for value i (a slider's aria-valuetext): the label and the value."""
+        return f"{self.label} = {self.labels[i]}"
+
     def spec(self) -> dict:
-        return {"name": self.name, "kind": self.kind, "labels": self.labels}
+        return {"name": self.name, "kind": self.kind, "labels": self.labels,
+                "texts": [self.value_text(i) for i in range(len(self.values))]}
 
 
 @dataclass
@@ -122,6 +127,15 @@ def _figure_json(fig) -> tuple[str, str]:
         return json.dumps(x, cls=PlotlyJSONEncoder, separators=(",", ":"))
 
     return dumps(list(obj.get("data") or [])), dumps(layout)
+
+
+def figure_label(layout: dict, title: str | None, caption: str) -> str:
+    """A demo figure's name for a screen reader (its aria-label): the chart's title (or the demo's), then the
+    state's caption, which names the state's key number. static_demo.js builds the same text on every change."""
+    t = layout.get("title")
+    text = (t.get("text") if isinstance(t, dict) else t) or title or "chart"
+    text = re.sub(r"<[^>]+>", " ", str(text))
+    return re.sub(r"\s+", " ", f"Chart: {text}. {caption}").strip()
 
 
 class StaticDemo:
@@ -223,8 +237,8 @@ class StaticDemo:
         d = c.default_index
         if c.kind == "slider":
             return (f'<label {attrs}>{label}<input type="range" min="0" max="{len(c.values) - 1}" step="1" '
-                    f'value="{d}" aria-label="{e(c.label)}"><output class="demo-value">{e(c.labels[d])}</output>'
-                    f'</label>')
+                    f'value="{d}" aria-label="{e(c.label)}" aria-valuetext="{e(c.value_text(d))}">'
+                    f'<output class="demo-value">{e(c.labels[d])}</output></label>')
         if c.kind == "select":
             options = "".join(f'<option value="{i}"{" selected" if i == d else ""}>{e(lab)}</option>'
                               for i, lab in enumerate(c.labels))
@@ -238,9 +252,13 @@ class StaticDemo:
         first = p["states"][self.index_of(p["default"])]
         data = json.dumps(p, separators=(",", ":")).replace("</", "<\\/")  # no "</script>" inside the JSON
         e = _html.escape
-        title = f'<p class="demo-title">{e(self.title)}</p>' if self.title else ""
         table = p["pool"][first["html"]] if "html" in first else ""
-        figure = '<div class="demo-figure" data-demo-figure></div>' if any("data" in s for s in p["states"]) else ""
+        figure = ""
+        if any("data" in s for s in p["states"]):  # Plotly draws it; for a screen reader it is one image
+            label = figure_label(json.loads(p["pool"][first["layout"]]) if "layout" in first else {},
+                                 self.title, first["caption"])
+            figure = f'<div class="demo-figure" data-demo-figure role="img" aria-label="{e(label)}"></div>'
+        title = f'<p class="demo-title">{e(self.title)}</p>' if self.title else ""
         return (f'<div class="static-demo" id="demo-{e(self.demo_id)}" data-demo="{e(self.demo_id)}" '
                 f'data-demo-indices="{e(json.dumps(p["default"]))}">{title}'
                 f'<div class="demo-controls">{"".join(self._control_html(c) for c in self.controls)}</div>'

@@ -1,6 +1,7 @@
 """The book's settings that course/sphinx_ext.py applies: the repository button and URL (one setting,
-`repository.url` in _config.yml) and notebook downloads that work from disk. The functions are called with
-stand-ins for Sphinx's objects; the page test (tests/test_book.py) sees the built result."""
+`repository.url` in _config.yml), notebook downloads that work from disk, figures' captions and alt text, and
+which Plotly bundle ships. The functions are called with stand-ins for Sphinx's objects; the page test
+(tests/test_pages.py) sees the built result."""
 from __future__ import annotations
 
 import base64
@@ -42,13 +43,78 @@ def test_config_has_one_repository_setting_and_no_placeholder():
         assert "bert-course/bert-from-scratch" not in (ROOT / page).read_text()
 
 
-@pytest.mark.parametrize("url, shown", [("", "&lt;URL of this course&#x27;s repository&gt;"),
-                                        ("https://example.org/me/course", "https://example.org/me/course")])
-def test_clone_line_shows_the_setting(url, shown):
+@pytest.mark.parametrize("url", ["", "https://example.org/me/course"])
+def test_clone_line_shows_the_setting_or_is_left_out(url):
+    """With a URL the clone line names it; without one the line is left out (no placeholder in the page), and
+    the code block keeps its other lines and its opening tags."""
     app = SimpleNamespace(config=_config(url))
-    context = {"body": "<pre>git clone @REPOSITORY_URL@ bert-course</pre>"}
+    body = ('<div class="highlight"><pre><span></span>git<span class="w"> </span>clone<span class="w"> </span>'
+            '@REPOSITORY_URL@<span class="w"> </span>bert-course\ncd<span class="w"> </span>bert-course\n</pre></div>')
+    context = {"body": body}
     sphinx_ext._repository_url_in_text(app, "intro", None, context, None)
-    assert context["body"] == f"<pre>git clone {shown} bert-course</pre>"
+    if url:
+        assert context["body"] == body.replace("@REPOSITORY_URL@", url)
+    else:
+        assert context["body"] == ('<div class="highlight"><pre><span></span>cd<span class="w"> </span>bert-course\n'
+                                   '</pre></div>')
+
+
+def test_a_figure_carries_its_caption_and_alt_text_into_the_page(tmp_path):
+    """course.plots writes a figure's caption and alt text into its PNG; the extension makes the image a
+    <figure> with that alt text and a caption. A PNG without them is left alone."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from docutils import nodes
+    from docutils.utils import new_document
+    from IPython.core.pylabtools import print_figure
+
+    from course import plots
+
+    fig, (a, b) = plt.subplots(1, 2)
+    a.bar(["BERT", "GPT"], [3, 1])
+    a.set_title("who notices?")
+    a.set_ylabel("change")
+    plots.visibility_heatmap(b, [[1, 0], [1, 1]], ["x", "y"], title="GPT")
+    fig.suptitle("Two readers")
+    caption, alt = plots.describe_figure(fig)
+    assert caption == "Two readers"
+    assert "2 panels" in alt and "bar chart of 2 bars" in alt and "who notices?" in alt and "BERT, GPT" in alt
+    assert "heat map" in alt and "query (looks)" in alt
+    (tmp_path / "described.png").write_bytes(print_figure(fig, "png", metadata={"Title": caption, "Description": alt}))
+    (tmp_path / "plain.png").write_bytes(print_figure(fig, "png"))
+    plt.close(fig)
+    assert plots.png_text((tmp_path / "described.png").read_bytes())["Description"] == alt
+
+    doc = new_document("page")
+    for name in ("described.png", "plain.png"):
+        box = nodes.container(classes=["cell_output"])
+        box += nodes.image(uri=f"/{name}")
+        doc += box
+    sphinx_ext._describe_figures(SimpleNamespace(srcdir=str(tmp_path)), doc, "page")
+    described, plain = list(doc.findall(nodes.image))
+    assert described["alt"] == alt and isinstance(described.parent, nodes.figure)
+    assert described.parent.next_node(nodes.caption).astext() == "Two readers"
+    assert "alt" not in plain and isinstance(plain.parent, nodes.container)
+
+
+def test_the_book_says_which_plotly_it_ships(tmp_path, monkeypatch):
+    """The cartesian bundle when npm installed the version the plotly package needs; else the full bundle,
+    with the reason (which the build prints in red)."""
+    import sys
+
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    path, why = sphinx_ext.plotly_js_choice()
+    assert path.name == "plotly.min.js" and "missing" in why and "make js" in why
+    cartesian = tmp_path / sphinx_ext.CARTESIAN_JS
+    cartesian.parent.mkdir(parents=True)
+    cartesian.write_text("/** plotly.js (cartesian - minified) v0.0.1 */")
+    path, why = sphinx_ext.plotly_js_choice()
+    assert path.name == "plotly.min.js" and "0.0.1" in why
+    version = sphinx_ext._plotly_js_version(sphinx_ext.plotly_js_choice()[0])
+    cartesian.write_text(f"/** plotly.js (cartesian - minified) v{version} */")
+    assert sphinx_ext.plotly_js_choice() == (cartesian, "the cartesian bundle")
 
 
 def test_download_links_carry_their_notebooks(tmp_path):

@@ -1,18 +1,31 @@
-"""The built book as a reader opens it from disk (file://) in headless Chromium, with the network blocked.
+"""The built book as a reader opens it: from disk (file://), in headless Chromium, with the network blocked.
+The one module that opens the book's pages; each page is opened once per mode, and every check of that mode
+runs on that one opening.
 
-The book comes from tests/test_book.py's ``book_html`` fixture: the build `make book` made (`make check`
-builds it, then runs these tests), or BOOK_BUILD_DIR.
+The book is the one `make book` built (``BOOK_BUILD_DIR``, the ``_build`` folder or its ``html`` folder, or
+the repository's ``_build``): nothing is built here, and a missing build or one older than a page's source
+fails (`make check` builds it first).
 
-- Every page: no request leaves the machine (every request that is not a local file is counted and
-  blocked: the count must be 0) and no JavaScript error (console errors and uncaught exceptions).
-- Every chapter has a static demo (course/static_demo.py), and every control of every demo works: each value
-  of each control is set as a reader would (slider, drop-down, button), the caption shown must equal what the
-  chapter's Python callback computes for that state (``course.demos.chNN_*.static_demos()``), and the
-  picture (figure or table) must change whenever the state's figure or table changes.
-- Phone (390 px) and dark mode: the page never scrolls sideways (wide tables, outputs and formulas scroll in
-  their own box), figures are not shrunk below their natural size, and the quizzes' inline code is legible
-  against its background in dark mode. Screenshots of every chapter at 1280 and 390 px, light and dark, go
-  to $PAGE_SHOTS (default: pytest's temporary folder; the path is printed). Look at them.
+Every page, in four modes (1280 and 390 px, light and dark):
+- no request leaves the machine (each one that is not a local file is counted and blocked: 0) and no
+  JavaScript error; the theme follows the OS's colour scheme;
+- every element fits its column: nothing sticks out of the article's column unless it sits in a box that
+  scrolls sideways with a visible hint under it (course/_static/page.js adds the hint and keyboard focus),
+  and the page itself never scrolls sideways;
+- the quizzes' inline code and the demos are legible against their background (contrast >= 4.5);
+- axe-core (from npm, `make js`) finds no serious or critical violation (light, dark and phone; the
+  counts per rule of every mode are printed and written to $PAGE_SHOTS/axe.json);
+- a full-page screenshot goes to $PAGE_SHOTS (default: pytest's temporary folder; the path is printed).
+In the first mode (1280 px, light) also:
+- the title is the source's first heading; every image loads, has alt text that is not a file name, and a
+  chapter's figure has a caption; no traceback, stderr output or MyST role shown as text; no dead widget
+  or Thebe;
+- a quiz answer marks itself right or wrong, the live region says so, "Show answer" and the interview
+  dropdowns open;
+- every demo (course/static_demo.py) works: each value of each control is set as a reader would, the
+  caption equals what the chapter's Python computes for that state (``course.demos.chNN_*.static_demos()``),
+  a slider's aria-valuetext names its value, and the picture (figure or table) changes whenever Python's does;
+- weight: every file the first load reads, summed from disk; a chapter stays under 6 MB (the README).
 
 Run:  make book && .venv/bin/python -m pytest -m book -s tests/test_pages.py
 """
@@ -22,17 +35,62 @@ import importlib
 import json
 import os
 import re
+import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from test_book import book_html, source_of, toc_pages  # noqa: F401  (book_html: a fixture; browser: conftest's)
+from course.build import toc_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = [p for p in toc_pages() if p.startswith("chapters/")]
 LOCAL = ("file://", "data:", "blob:", "about:")
+AXE_JS = Path(sys.prefix) / "js" / "node_modules" / "axe-core" / "axe.min.js"  # `make js` installs it
+FIRST_LOAD_BUDGET = 6_000_000  # bytes a chapter's first load may read (README: "under 6 MB")
+MODES = {"1280-light": (1280, "light"), "1280-dark": (1280, "dark"), "390-light": (390, "light"),
+         "390-dark": (390, "dark")}
+AXE_MODES = ("1280-light", "1280-dark", "390-light")  # light, dark and phone
 
 pytestmark = pytest.mark.book
+
+
+# --- the built book -------------------------------------------------------------------------------------------
+
+def source_of(page: str) -> Path:
+    for ext in (".md", ".ipynb"):
+        if (ROOT / f"{page}{ext}").exists():
+            return ROOT / f"{page}{ext}"
+    raise FileNotFoundError(page)
+
+
+def expected_title(page: str) -> str:
+    """The text of the page's first level-1 heading, with Markdown markup removed."""
+    text = source_of(page).read_text(encoding="utf-8")
+    m = re.search(r"^# (.+)$", text, flags=re.M)
+    assert m, f"{page} has no level-1 heading"
+    return re.sub(r"[`*_]", "", m.group(1)).strip()
+
+
+def _fresh(html_dir: Path) -> bool:
+    """Every page is built, and built after its source last changed."""
+    for page in toc_pages():
+        out = html_dir / f"{page}.html"
+        if not out.exists() or out.stat().st_mtime < source_of(page).stat().st_mtime:
+            return False
+    return True
+
+
+@pytest.fixture(scope="session")
+def book_html() -> Path:
+    """The book `make book` built (BOOK_BUILD_DIR, or the repository's _build): nothing is built here, so no
+    test process waits for another's build. `make check` builds it first."""
+    given = os.environ.get("BOOK_BUILD_DIR")
+    root = Path(given) if given else ROOT / "_build"
+    html_dir = root / "html" if (root / "html").is_dir() else root
+    if not _fresh(html_dir):
+        pytest.fail(f"{html_dir} holds no fresh build of every page: run `make book` first (`make check` does)")
+    return html_dir
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +101,36 @@ def shots(tmp_path_factory) -> Path:
     return d
 
 
+@pytest.fixture(scope="module")
+def report(shots):
+    """What the module measured on every page (axe's counts per rule and mode, each page's weight), printed
+    and written to axe.json and weight.json beside the screenshots at the end."""
+    r = {"axe": {}, "weight": {}}
+    yield r
+    if r["axe"]:
+        totals = {mode: Counter() for mode in MODES}
+        for (page, mode), counts in r["axe"].items():
+            totals[mode].update(counts)
+        print("\naxe-core violations per rule (nodes, all pages), by mode:")
+        for mode, counts in totals.items():
+            if mode in AXE_MODES:
+                print(f"  {mode}: {dict(sorted(counts.items())) or 'none'}")
+        (shots / "axe.json").write_text(json.dumps({f"{p} {m}": c for (p, m), c in r["axe"].items()}, indent=1))
+    if r["weight"]:
+        print("\nfirst load from disk:")
+        for page, (total, heaviest) in sorted(r["weight"].items(), key=lambda kv: -kv[1][0]):
+            print(f"  {page:32s} {total / 1e6:5.2f} MB  ({heaviest})")
+        (shots / "weight.json").write_text(json.dumps({p: t for p, (t, _h) in r["weight"].items()}, indent=1))
+
+
+def page_url(html: Path, page: str) -> str:
+    return (html / f"{page}.html").resolve().as_uri()
+
+
 class Tab:
-    """A page opened from disk: every request that is not a local file is recorded and aborted, and every
-    JavaScript error is recorded."""
+    """A page opened from disk: every request that is not a local file is recorded and aborted, every
+    JavaScript error is recorded; it waits until the page's script laid the page out (after MathJax) and
+    every demo figure is drawn."""
 
     def __init__(self, browser, url: str, width: int = 1280, scheme: str = "light"):
         self.context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
@@ -57,15 +142,220 @@ class Tab:
         self.page.on("request", lambda r: None if r.url.startswith(LOCAL) else self.external.append(r.url))
         self.page.route(re.compile(r"^(https?|wss?|ftp)://"), lambda r: r.abort())
         self.page.goto(url, wait_until="load")
-        self.page.wait_for_timeout(300)  # deferred scripts run and report their errors
+        self.page.wait_for_function("document.documentElement.dataset.courseLayout === 'done' && "
+                                    "!!document.documentElement.dataset.courseMath", timeout=15_000)
+        for fig in self.page.locator("[data-demo-figure]").all():
+            fig.scroll_into_view_if_needed()
+            fig.locator("svg.main-svg").first.wait_for()
+        self.page.wait_for_timeout(300)  # deferred scripts run and report their errors; the last layout pass
 
     def close(self):
         self.context.close()
 
 
-def page_url(html: Path, page: str) -> str:
-    return (html / f"{page}.html").resolve().as_uri()
+# --- the checks, as JavaScript run in the page ----------------------------------------------------------------
 
+_CONTRAST = """e => {
+    const rgb = c => (c.match(/[\\d.]+/g) || []).map(Number);
+    const lum = ([r, g, b]) => {
+        const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+        return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    let bg = null;
+    for (let a = e; a; a = a.parentElement) {
+        const c = rgb(getComputedStyle(a).backgroundColor);
+        if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) { bg = c.slice(0, 3); break; }
+    }
+    bg = bg || [255, 255, 255];
+    const l1 = lum(rgb(getComputedStyle(e).color).slice(0, 3)), l2 = lum(bg);
+    return (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+}"""
+
+# Elements that stick out of the article's column. One inside a box that scrolls sideways is fine when that
+# box carries page.js's visible hint; one clipped by a box that does not scroll is cropped. Hidden elements
+# (screen-reader copies) are skipped; of a chain of offenders only the outermost is named.
+_OUT_OF_COLUMN = """() => {
+    const art = document.querySelector('.bd-article');
+    const col = art.getBoundingClientRect();
+    const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+        (typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\\s+/).slice(0, 2).join('.') : '');
+    const hidden = e => e.closest('mjx-assistive-mml, .visually-hidden, .sr-only, .course-quiz-live, ' +
+                                  'script, style, noscript, template, thead');
+    const bad = [];
+    for (const e of art.querySelectorAll('*')) {
+        if (hidden(e) || bad.some(b => b.el.contains(e))) continue;
+        const r = e.getBoundingClientRect();
+        if (r.width === 0 || r.height === 0) continue;
+        if (r.right <= col.right + 1 && r.left >= col.left - 1) continue;
+        let box = e.parentElement;
+        while (box && box !== art && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
+        if (box && box !== art) {
+            const how = getComputedStyle(box).overflowX;
+            if (how === 'auto' || how === 'scroll') {
+                if (box.classList.contains('course-scrolls')) continue;
+                bad.push({el: e, why: name(e) + ' scrolls in ' + name(box) + ' without a visible hint'});
+            } else {
+                bad.push({el: e, why: name(e) + ' is cropped by ' + name(box)});
+            }
+            continue;
+        }
+        bad.push({el: e, why: name(e) + ' is ' + Math.round(r.width) + ' px wide in a column of ' +
+                 Math.round(col.width) + ' px (' + (e.innerText || '').slice(0, 40) + ')'});
+    }
+    // every box that scrolls sideways has the hint, visible, and takes keyboard focus
+    for (const e of art.querySelectorAll('*')) {
+        const s = getComputedStyle(e);
+        if ((s.overflowX === 'auto' || s.overflowX === 'scroll') && e.scrollWidth > e.clientWidth + 1 &&
+            e.clientWidth > 0 && !hidden(e) && !bad.some(b => b.el.contains(e))) {
+            const outer = e.parentElement && e.parentElement.closest('.course-scrolls');
+            const hint = (outer || e).nextElementSibling;
+            const shown = hint && hint.classList.contains('course-scroll-hint') && hint.getBoundingClientRect().height > 0;
+            if (!outer && !(e.classList.contains('course-scrolls') && shown && e.tabIndex >= 0)) {
+                bad.push({el: e, why: name(e) + ' scrolls sideways without a visible hint or keyboard focus'});
+            }
+        }
+    }
+    return bad.map(b => b.why);
+}"""
+
+_AXE = """async () => {
+    const r = await axe.run(document, {resultTypes: ['violations']});
+    return r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.length,
+                                   where: v.nodes.slice(0, 3).map(n => n.target.join(' ') + ': ' +
+                                                                  (n.failureSummary || '').slice(0, 160))}));
+}"""
+
+
+def _axe(tab) -> list[dict]:
+    if not AXE_JS.is_file():
+        pytest.fail(f"{AXE_JS} is missing: `make js` installs axe-core with npm")
+    tab.page.add_script_tag(path=str(AXE_JS))
+    return tab.page.evaluate(_AXE)
+
+
+# --- one page, one mode ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("page", toc_pages())
+def test_page(page, mode, book_html, browser, shots, report):
+    width, scheme = MODES[mode]
+    tab = Tab(browser, page_url(book_html, page), width=width, scheme=scheme)
+    try:
+        p = tab.page
+        p.screenshot(path=str(shots / f"{page.replace('/', '__')}-{mode}.png"), full_page=True)
+        assert tab.external == [], f"{page}: {len(tab.external)} external request(s): {tab.external}"
+        assert tab.errors == [], f"{page}: JavaScript errors: {tab.errors}"
+        assert p.evaluate("document.documentElement.dataset.theme") == scheme, "the theme does not follow the OS"
+
+        scroll = p.evaluate("document.documentElement.scrollWidth")
+        assert scroll <= width, f"{page} at {width} px scrolls sideways ({scroll} px wide)"
+        out = p.evaluate(_OUT_OF_COLUMN)
+        assert not out, f"{page} ({mode}): {len(out)} element(s) do not fit their column: {out[:8]}"
+
+        low = [(t, round(r, 1)) for t, r in
+               ((c.inner_text()[:40], c.evaluate(_CONTRAST)) for c in p.locator(".bert-quiz code, .static-demo").all())
+               if r < 4.5]
+        assert not low, f"{page} ({mode}): text hard to read against its background (contrast < 4.5): {low}"
+
+        if mode == "1280-light":
+            _check_content(page, tab, book_html)
+            _check_quiz_and_dropdowns(tab)
+            if page in CHAPTERS:
+                _check_demos(page, tab)
+            _weigh(page, tab, report)
+        if mode in AXE_MODES:
+            violations = _axe(tab)
+            report["axe"][(page, mode)] = {v["id"]: v["nodes"] for v in violations}
+            serious = [v for v in violations if v["impact"] in ("serious", "critical")]
+            assert not serious, f"{page} ({mode}): axe-core: {json.dumps(serious, indent=1)}"
+        assert tab.external == [] and tab.errors == [], (tab.external, tab.errors)
+    finally:
+        tab.close()
+
+
+_UNRENDERED_ROLE = re.compile(r"\{[a-z]+(:[a-z]+)?\}`")  # e.g. {glue:text}`name` left as text
+_FILE_NAME = re.compile(r"(^|/)[\w.-]+\.(png|svg|jpe?g|gif)$", re.I)
+
+
+def _check_content(page, tab, book_html):
+    p = tab.page
+    title = expected_title(page)
+    h1 = p.locator("main h1").first.inner_text()
+    assert title in h1.replace("\u00b6", "").replace("#", "").strip(), f"h1 is {h1!r}, expected {title!r}"
+    assert title in p.title(), f"<title> is {p.title()!r}, expected it to contain {title!r}"
+
+    images = p.evaluate("""Array.from(document.querySelectorAll('main img')).map(i => ({
+        src: (i.currentSrc || i.src).split('/').pop(), loaded: i.naturalWidth > 0, alt: i.getAttribute('alt') || '',
+        output: !!i.closest('.cell_output'),
+        caption: (i.closest('figure') && i.closest('figure').querySelector('figcaption') || {}).innerText || ''}))""")
+    assert not [i["src"] for i in images if not i["loaded"]], f"images that did not load: {images}"
+    no_alt = [i["src"] for i in images if not i["alt"].strip() or _FILE_NAME.search(i["alt"].strip())]
+    assert not no_alt, f"{page}: images without alt text (or a file name as alt text): {no_alt}"
+    no_caption = [i["src"] for i in images if i["output"] and not i["caption"].strip()]
+    assert not no_caption, f"{page}: figures without a caption: {no_caption}"
+    unnamed = p.evaluate("""Array.from(document.querySelectorAll('[data-demo-figure]'))
+        .filter(f => f.getAttribute('role') !== 'img' || !(f.getAttribute('aria-label') || '').trim()).length""")
+    assert unnamed == 0, f"{page}: {unnamed} demo figure(s) without role=img and a name"
+
+    article = p.locator("main").inner_text()
+    assert "Traceback (most recent call last)" not in article, "the page shows a Python traceback"
+    prose = p.evaluate("Array.from(document.querySelectorAll('main p, main li, main td, main dd'))"
+                       ".filter(e => !e.closest('pre, .cell_input')).map(e => e.innerText)")
+    unrendered = [t for t in prose if _UNRENDERED_ROLE.search(t)]
+    assert not unrendered, f"MyST roles shown as text (a typo in the source?): {unrendered}"
+    n_bad = p.locator(".output.stderr, .output.traceback, .output.error, .cell_output .traceback").count()
+    assert n_bad == 0, f"the page shows {n_bad} stderr/error output(s)"
+    html = (book_html / f"{page}.html").read_text(encoding="utf-8")
+    assert "widget-state+json" not in html and "widget-view+json" not in html, f"{page}: dead widgets"
+    assert "thebe" not in html.lower().replace("sphinx-thebe.css", ""), f"{page}: Thebe is still loaded"
+
+
+def _check_quiz_and_dropdowns(tab):
+    """What a reader does without a kernel works: a quiz answer marks itself right or wrong (and the live
+    region says which), "Show answer" and the interview questions' dropdowns open."""
+    p = tab.page
+    for quiz in p.locator(".bert-quiz").all():
+        question = quiz.locator("li.q").first
+        right = question.locator("label", has=p.locator(".fb.ok"))
+        wrong = question.locator("label", has=p.locator(".fb.no")).first
+        live = quiz.locator(".course-quiz-live")
+        assert live.get_attribute("aria-live") == "polite", "the quiz has no live region"
+        assert not right.locator(".fb.ok").is_visible()
+        wrong.locator("input").check()
+        assert wrong.locator(".fb.no").is_visible() and not right.locator(".fb.ok").is_visible()
+        assert live.inner_text().endswith("not this one"), f"live region says {live.inner_text()!r}"
+        right.locator("input").check()
+        assert right.locator(".fb.ok").is_visible() and not wrong.locator(".fb.no").is_visible()
+        assert live.inner_text().endswith(": right"), f"live region says {live.inner_text()!r}"
+        answer = question.locator("details")
+        answer.locator("summary").click()
+        assert answer.get_attribute("open") is not None
+    dropdowns = p.locator("details.sd-dropdown")
+    if dropdowns.count():
+        first = dropdowns.first
+        first.locator("summary").click()
+        assert first.get_attribute("open") is not None
+        assert first.locator(".sd-summary-content, .sd-card-body").first.is_visible()
+
+
+def _weigh(page, tab, report):
+    """Every file the first load read, summed from disk; a chapter within the budget."""
+    files = {}
+    for url in tab.requests:
+        if url.startswith("file://"):
+            path = Path(re.sub(r"[?#].*$", "", url[len("file://"):]))
+            if path.is_file():
+                files[path] = path.stat().st_size
+    total = sum(files.values())
+    heaviest = ", ".join(f"{f.name} {n / 1e6:.1f} MB" for f, n in sorted(files.items(), key=lambda kv: -kv[1])[:3])
+    report["weight"][page] = (total, heaviest)
+    if page.startswith("chapters/"):
+        assert total <= FIRST_LOAD_BUDGET, (f"{page}: the first load reads {total / 1e6:.2f} MB, over "
+                                            f"{FIRST_LOAD_BUDGET / 1e6:.0f} MB ({heaviest}; `make js` installs "
+                                            "plotly's cartesian bundle)")
+
+
+# --- a chapter's demos ------------------------------------------------------------------------------------------
 
 def chapter_demos(page: str) -> dict:
     """{demo_id: StaticDemo} from the demo modules the chapter imports (``from course.demos import chNN_x``)."""
@@ -78,24 +368,7 @@ def chapter_demos(page: str) -> dict:
     return demos
 
 
-# --- every page: offline, no JavaScript error ------------------------------------------------------------------
-
-@pytest.mark.parametrize("page", toc_pages())
-def test_page_requests_nothing_external_and_has_no_js_error(page, book_html, browser):
-    tab = Tab(browser, page_url(book_html, page))
-    try:
-        assert tab.external == [], f"{page}: {len(tab.external)} external request(s): {tab.external}"
-        assert tab.errors == [], f"{page}: JavaScript errors: {tab.errors}"
-        html = (book_html / f"{page}.html").read_text(encoding="utf-8")
-        assert "widget-state+json" not in html and "widget-view+json" not in html, f"{page}: dead widgets"
-        assert "thebe" not in html.lower().replace("sphinx-thebe.css", ""), f"{page}: Thebe is still loaded"
-    finally:
-        tab.close()
-
-
-# --- every chapter: its demos work ------------------------------------------------------------------------------
-
-def _fingerprint(tab, root) -> str:
+def _fingerprint(root) -> str:
     """What the reader sees of a demo besides its caption: the drawn figure and the table."""
     return root.evaluate("""r => {
         const f = r.querySelector('[data-demo-figure]'), h = r.querySelector('[data-demo-html]');
@@ -123,129 +396,42 @@ def _python_picture(demo, indices) -> tuple:
     return figure, _as_html(out.get("html"))
 
 
-@pytest.mark.parametrize("page", CHAPTERS)
-def test_every_demo_control_follows_python(page, book_html, browser):
+def _check_demos(page, tab):
     demos = chapter_demos(page)
     assert demos, (f"{page} has no static demo: the course.demos module it imports must define static_demos() "
                    "returning the chapter's StaticDemo objects, shown in its '## Demo' section")
-    tab = Tab(browser, page_url(book_html, page))
-    try:
-        roots = tab.page.locator("[data-demo]")
-        shown = [roots.nth(k).get_attribute("data-demo") for k in range(roots.count())]
-        assert sorted(shown) == sorted(demos), f"{page}: the page shows demos {shown}, Python has {sorted(demos)}"
-        for k, demo_id in enumerate(shown):
-            demo, root = demos[demo_id], roots.nth(k)
-            root.scroll_into_view_if_needed()
-            if root.locator("[data-demo-figure]").count():
-                root.locator("[data-demo-figure] svg.main-svg").first.wait_for()
-            caption = root.locator("[data-demo-caption]")
-            indices = json.loads(root.get_attribute("data-demo-indices"))
-            assert caption.inner_text() == demo.state_at(indices)["caption"], f"{demo_id}: the first caption"
-            before, python_before = _fingerprint(tab, root), _python_picture(demo, indices)
-            for c, control in enumerate(demo.controls):
-                element = root.locator(f'[data-demo-control="{control.name}"]')
-                kind = element.get_attribute("data-demo-kind")
-                assert kind == control.kind, f"{demo_id}.{control.name}: shown as {kind}, declared {control.kind}"
-                changed, captions = False, set()
-                # every value once, then back to the default, so the next control starts from a known state
-                for i in [*range(len(control.values)), control.default_index]:
-                    _set(element, kind, i)
-                    indices = json.loads(root.get_attribute("data-demo-indices"))
-                    assert indices[c] == i, f"{demo_id}.{control.name}: set to value {i}, the page says {indices}"
-                    want = demo.state_at(indices)["caption"]
-                    assert caption.inner_text() == want, f"{demo_id} at {demo.values_at(indices)}"
-                    captions.add(want)
-                    after, python_after = _fingerprint(tab, root), _python_picture(demo, indices)
-                    if python_after != python_before:
-                        assert after != before, f"{demo_id} at {demo.values_at(indices)}: the picture did not change"
-                        changed = True
-                    before, python_before = after, python_after
-                # a control may leave the picture alone where Python says so (ch02's heads add no parameters),
-                # but it must change what the reader sees
-                assert changed or len(captions) > 1 or len(control.values) == 1, \
-                    f"{demo_id}.{control.name} changes neither the picture nor the caption"
-        assert tab.external == [] and tab.errors == [], (tab.external, tab.errors)
-    finally:
-        tab.close()
-
-
-# --- phone and dark mode -----------------------------------------------------------------------------------------
-
-_CONTRAST = """e => {
-    const rgb = c => (c.match(/[\\d.]+/g) || []).map(Number);
-    const lum = ([r, g, b]) => {
-        const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-        return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
-    };
-    let bg = null;
-    for (let a = e; a; a = a.parentElement) {
-        const c = rgb(getComputedStyle(a).backgroundColor);
-        if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) { bg = c.slice(0, 3); break; }
-    }
-    bg = bg || [255, 255, 255];
-    const l1 = lum(rgb(getComputedStyle(e).color).slice(0, 3)), l2 = lum(bg);
-    return (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
-}"""
-
-
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("width", [1280, 390])
-@pytest.mark.parametrize("page", CHAPTERS)
-def test_phone_and_dark_mode(page, width, scheme, book_html, browser, shots):
-    tab = Tab(browser, page_url(book_html, page), width=width, scheme=scheme)
-    try:
-        p = tab.page
-        assert p.evaluate("document.documentElement.dataset.theme") == scheme, "the theme does not follow the OS"
-        for fig in p.locator("[data-demo-figure]").all():
-            fig.scroll_into_view_if_needed()
-            fig.locator("svg.main-svg").first.wait_for()
-        p.screenshot(path=str(shots / f"{Path(page).name}-{width}-{scheme}.png"), full_page=True)
-        scroll = p.evaluate("document.documentElement.scrollWidth")
-        assert scroll <= width, f"{page} at {width} px scrolls sideways ({scroll} px wide)"
-        if width < 600:
-            shrunk = p.evaluate("""Array.from(document.querySelectorAll('.cell_output img'))
-                .filter(i => i.naturalWidth && i.getBoundingClientRect().width < 0.95 * Math.min(i.naturalWidth, 1000))
-                .map(i => i.src.split('/').pop() + ' ' + Math.round(i.getBoundingClientRect().width) + '/' + i.naturalWidth)""")
-            assert not shrunk, f"{page}: figures shrunk on a phone: {shrunk}"
-        low = [(t, round(r, 1)) for t, r in
-               ((c.inner_text(), c.evaluate(_CONTRAST)) for c in p.locator(".bert-quiz code, .static-demo").all())
-               if r < 4.5]
-        assert not low, f"{page} ({scheme}): text hard to read against its background (contrast < 4.5): {low}"
-        assert tab.external == [] and tab.errors == [], (tab.external, tab.errors)
-    finally:
-        tab.close()
-
-
-# --- page weight --------------------------------------------------------------------------------------------------
-
-FIRST_LOAD_BUDGET = 6_000_000  # bytes a chapter's first load may read (README: "under 6 MB")
-
-
-def test_page_weight_first_load_stays_within_budget(book_html, browser):
-    """Every file a chapter page reads on its first load (HTML, scripts, styles, fonts, images), summed from
-    disk: within the budget, with Plotly's cartesian bundle. Prints each page's weight and its heaviest files."""
-    from course.sphinx_ext import plotly_js_name
-
-    if not plotly_js_name().startswith("plotly-cartesian"):
-        pytest.skip("the book ships plotly's full bundle (npm could not install the cartesian one: make js)")
-    rows = []
-    for page in toc_pages():
-        tab = Tab(browser, page_url(book_html, page))
-        try:
-            tab.page.wait_for_timeout(500)  # deferred scripts load their fonts and images
-            urls = list(tab.requests)
-        finally:
-            tab.close()
-        files = {}
-        for url in urls:
-            if url.startswith("file://"):
-                path = Path(re.sub(r"[?#].*$", "", url[len("file://"):]))
-                if path.is_file():
-                    files[path] = path.stat().st_size
-        total = sum(files.values())
-        heaviest = sorted(files.items(), key=lambda kv: -kv[1])[:3]
-        rows.append((total, page, ", ".join(f"{p.name} {n / 1e6:.1f} MB" for p, n in heaviest)))
-    for total, page, heaviest in sorted(rows, reverse=True):
-        print(f"{page:32s} {total / 1e6:5.2f} MB  ({heaviest})")
-    over = [(page, total) for total, page, _ in rows if total > FIRST_LOAD_BUDGET and page.startswith("chapters/")]
-    assert not over, f"chapter pages over {FIRST_LOAD_BUDGET / 1e6:.0f} MB on first load: {over}"
+    roots = tab.page.locator("[data-demo]")
+    shown = [roots.nth(k).get_attribute("data-demo") for k in range(roots.count())]
+    assert sorted(shown) == sorted(demos), f"{page}: the page shows demos {shown}, Python has {sorted(demos)}"
+    for k, demo_id in enumerate(shown):
+        demo, root = demos[demo_id], roots.nth(k)
+        root.scroll_into_view_if_needed()
+        caption = root.locator("[data-demo-caption]")
+        indices = json.loads(root.get_attribute("data-demo-indices"))
+        assert caption.inner_text() == demo.state_at(indices)["caption"], f"{demo_id}: the first caption"
+        before, python_before = _fingerprint(root), _python_picture(demo, indices)
+        for c, control in enumerate(demo.controls):
+            element = root.locator(f'[data-demo-control="{control.name}"]')
+            kind = element.get_attribute("data-demo-kind")
+            assert kind == control.kind, f"{demo_id}.{control.name}: shown as {kind}, declared {control.kind}"
+            changed, captions = False, set()
+            # every value once, then back to the default, so the next control starts from a known state
+            for i in [*range(len(control.values)), control.default_index]:
+                _set(element, kind, i)
+                indices = json.loads(root.get_attribute("data-demo-indices"))
+                assert indices[c] == i, f"{demo_id}.{control.name}: set to value {i}, the page says {indices}"
+                want = demo.state_at(indices)["caption"]
+                assert caption.inner_text() == want, f"{demo_id} at {demo.values_at(indices)}"
+                if kind == "slider":
+                    said = element.locator("input").get_attribute("aria-valuetext")
+                    assert said == control.value_text(i), f"{demo_id}.{control.name}: aria-valuetext {said!r}"
+                captions.add(want)
+                after, python_after = _fingerprint(root), _python_picture(demo, indices)
+                if python_after != python_before:
+                    assert after != before, f"{demo_id} at {demo.values_at(indices)}: the picture did not change"
+                    changed = True
+                before, python_before = after, python_after
+            # a control may leave the picture alone where Python says so (ch02's heads add no parameters),
+            # but it must change what the reader sees
+            assert changed or len(captions) > 1 or len(control.values) == 1, \
+                f"{demo_id}.{control.name} changes neither the picture nor the caption"

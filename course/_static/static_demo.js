@@ -1,5 +1,5 @@
 /* Static demos (course/static_demo.py): every state was computed when the book was built and sits in the
-   page as JSON; this script wires the controls to those states and draws figures with Plotly (copied into
+   page as JSON (the figure's aria-label and each slider's aria-valuetext follow the state); this script wires the controls to those states and draws figures with Plotly (copied into
    _static by course/sphinx_ext.py). No kernel, no network. Colours follow the theme (light or dark). */
 (function () {
   "use strict";
@@ -34,6 +34,13 @@
     return out;
   }
 
+  // the figure's name for a screen reader: as course/static_demo.py's figure_label
+  function figureLabel(layout, root, caption) {
+    var t = layout.title, title = root.querySelector(".demo-title");
+    var text = (t && typeof t === "object" ? t.text : t) || (title && title.textContent) || "chart";
+    return ("Chart: " + String(text).replace(/<[^>]+>/g, " ") + ". " + caption).replace(/\s+/g, " ").trim();
+  }
+
   function Demo(root) {
     this.root = root;
     this.p = JSON.parse(root.querySelector("script[data-demo-payload]").textContent);
@@ -64,6 +71,7 @@
     var el = this.controls[k];
     if (el.dataset.demoKind === "slider") {
       el.querySelector("output").textContent = this.p.controls[k].labels[i];
+      el.querySelector("input").setAttribute("aria-valuetext", this.p.controls[k].texts[i]);
     } else if (el.dataset.demoKind === "buttons") {
       Array.prototype.forEach.call(el.querySelectorAll("button"), function (b) {
         b.setAttribute("aria-pressed", String(+b.dataset.demoIndex === i));
@@ -88,6 +96,7 @@
         this.figure.style.display = "none";
       } else {
         this.figure.style.display = "";
+        this.figure.setAttribute("aria-label", figureLabel(JSON.parse(pool[s.layout]), this.root, s.caption));
         if (window.Plotly) {
           window.Plotly.react(this.figure, JSON.parse(pool[s.data]), themed(JSON.parse(pool[s.layout])),
                               { displayModeBar: false, responsive: true });

@@ -1,0 +1,212 @@
+/* The book's page script, on every page (course/sphinx_ext.py adds it): what makes a page fit its column and
+   read well with a keyboard and a screen reader. No network, no dependency.
+
+   - Display formulas wider than their column are scaled down to fit (to 60% at most); one still too wide
+     scrolls in its own box.
+   - A table wider than its column on a phone is stacked: one block per row, each cell led by its column's
+     header (the cells carry data-label), so no column is lost off the edge.
+   - A figure scaled down to fit a narrow column opens at its natural size when tapped (and again to close).
+   - Every box that still scrolls sideways gets a visible hint ("scroll sideways") and keyboard focus
+     (tabindex=0, role=region and a name), so it can be scrolled without a mouse.
+   - Quiz answers are announced: each quiz has a polite live region that says "A: right" or "B: not this one".
+   - The theme's icon buttons whose name does not contain their visible text get their visible text as name.
+
+   tests/test_pages.py checks the result: no element sticks out of its column, every scroll box has the
+   hint, and axe-core finds no serious or critical violation. */
+(function () {
+  "use strict";
+
+  var MIN_MATH_SCALE = 0.6;
+  var SCROLL_CANDIDATES = [
+    ".bd-article pre", ".bd-article div.highlight", ".bd-article .cell_output .output",
+    ".bd-article .cell_output", ".bd-article .pst-scrollable-table-container", ".bd-article div.math",
+    ".bd-article .math-wrapper", ".bd-article mjx-container[display='true']", ".bd-article .static-demo .demo-html",
+    ".bd-article .course-figure-zoomed", ".bd-article .cell_output table"
+  ].join(",");
+
+  function article() { return document.querySelector(".bd-article") || document.body; }
+
+  function overflows(e) { return e.scrollWidth > e.clientWidth + 1; }
+
+  // --- formulas ------------------------------------------------------------------------------------------
+  function fitMath() {
+    Array.prototype.forEach.call(document.querySelectorAll(".bd-article mjx-container[display='true']"), function (m) {
+      var box = m.parentElement;
+      m.style.fontSize = "";
+      var room = box.clientWidth, need = m.scrollWidth;
+      var inner = m.firstElementChild;
+      if (inner && inner.getBoundingClientRect) need = Math.max(need, inner.getBoundingClientRect().width);
+      if (room > 0 && need > room + 1) {
+        var scale = Math.max(MIN_MATH_SCALE, Math.floor((room - 2) / need * 100) / 100);
+        m.style.fontSize = Math.round(scale * 100) + "%";
+      }
+    });
+  }
+
+  // --- tables ---------------------------------------------------------------------------------------------
+  function labelCells(table) {
+    var heads = Array.prototype.map.call(table.querySelectorAll("thead th"), function (th) {
+      return th.textContent.trim();
+    });
+    if (!heads.length) return false;
+    Array.prototype.forEach.call(table.querySelectorAll("tbody tr"), function (tr) {
+      Array.prototype.forEach.call(tr.children, function (td, i) {
+        if (heads[i] && !td.hasAttribute("data-label")) td.setAttribute("data-label", heads[i]);
+      });
+    });
+    return true;
+  }
+
+  function stackTables() {
+    var phone = window.matchMedia("(max-width: 600px)").matches;
+    Array.prototype.forEach.call(document.querySelectorAll(".bd-article table"), function (t) {
+      if (t.closest(".static-demo")) return;  // a demo's table is a grid of positions: it scrolls instead
+      t.classList.remove("course-stacked");
+      if (!phone) return;
+      var box = t.parentElement;
+      if ((t.scrollWidth > box.clientWidth + 1 || t.getBoundingClientRect().width > box.clientWidth + 1) &&
+          labelCells(t)) {
+        t.classList.add("course-stacked");
+      }
+    });
+  }
+
+  // --- figures --------------------------------------------------------------------------------------------
+  function zoomableFigures() {
+    Array.prototype.forEach.call(document.querySelectorAll(".bd-article .cell_output img"), function (img) {
+      if (img.dataset.courseZoom) return;
+      img.dataset.courseZoom = "1";
+      img.addEventListener("click", function () {
+        if (img.naturalWidth <= img.getBoundingClientRect().width + 1 && !img.classList.contains("course-natural")) return;
+        var box = img.closest("figure") || img.parentElement;
+        img.classList.toggle("course-natural");
+        box.classList.toggle("course-figure-zoomed", img.classList.contains("course-natural"));
+        markScrollBoxes();
+      });
+    });
+  }
+
+  // --- boxes that scroll sideways ---------------------------------------------------------------------------
+  function describe(e) {
+    if (e.matches("pre, div.highlight")) return "code";
+    if (e.matches("mjx-container, div.math, .math-wrapper")) return "formula";
+    if (e.querySelector("table") || e.matches("table")) return "table";
+    if (e.querySelector("img")) return "figure";
+    return "output";
+  }
+
+  function markScrollBoxes() {
+    var seen = [];
+    Array.prototype.forEach.call(document.querySelectorAll(SCROLL_CANDIDATES), function (e) {
+      var style = getComputedStyle(e);
+      var scrolls = (style.overflowX === "auto" || style.overflowX === "scroll") && overflows(e);
+      // a box inside another marked box needs no hint of its own
+      if (scrolls && seen.some(function (s) { return s.contains(e); })) scrolls = false;
+      var hint = e.nextElementSibling && e.nextElementSibling.classList.contains("course-scroll-hint")
+        ? e.nextElementSibling : null;
+      if (scrolls) {
+        seen.push(e);
+        e.classList.add("course-scrolls");
+        if (!e.hasAttribute("tabindex")) { e.setAttribute("tabindex", "0"); e.dataset.courseTabindex = "1"; }
+        if (!e.hasAttribute("role")) { e.setAttribute("role", "region"); e.dataset.courseRole = "1"; }
+        if (!e.hasAttribute("aria-label")) {
+          e.setAttribute("aria-label", describe(e) + ", scrolls sideways"); e.dataset.courseLabel = "1";
+        }
+        if (!hint && e.tagName.toLowerCase() !== "table") {
+          hint = document.createElement("div");
+          hint.className = "course-scroll-hint";
+          hint.setAttribute("aria-hidden", "true");
+          hint.textContent = "\u21c6 scroll sideways for the rest";
+          e.insertAdjacentElement("afterend", hint);
+        }
+      } else if (e.classList.contains("course-scrolls")) {
+        e.classList.remove("course-scrolls");
+        if (e.dataset.courseTabindex) { e.removeAttribute("tabindex"); delete e.dataset.courseTabindex; }
+        if (e.dataset.courseRole) { e.removeAttribute("role"); delete e.dataset.courseRole; }
+        if (e.dataset.courseLabel) { e.removeAttribute("aria-label"); delete e.dataset.courseLabel; }
+        if (hint) hint.remove();
+      }
+    });
+    // the theme's own scrolling panes (sidebars, the table of contents) take keyboard focus too
+    Array.prototype.forEach.call(document.querySelectorAll(".bd-sidebar-primary .sidebar-primary-items__end, " +
+        ".bd-sidebar-primary, .bd-sidebar-secondary, .bd-toc-nav, nav.bd-links"), function (e) {
+      if (e.scrollHeight > e.clientHeight + 1 && !e.hasAttribute("tabindex") && !e.querySelector("a, button, input")) {
+        e.setAttribute("tabindex", "0");
+      }
+    });
+  }
+
+  // --- quizzes: a live region per quiz ---------------------------------------------------------------------
+  function announceQuizzes() {
+    Array.prototype.forEach.call(document.querySelectorAll(".bert-quiz"), function (quiz) {
+      if (quiz.querySelector(".course-quiz-live")) return;
+      var live = document.createElement("p");
+      live.className = "course-quiz-live";
+      live.setAttribute("aria-live", "polite");
+      live.setAttribute("role", "status");
+      quiz.appendChild(live);
+      quiz.addEventListener("change", function (ev) {
+        var input = ev.target;
+        if (!input || input.type !== "radio") return;
+        var label = input.closest("label"), q = input.closest("li.q");
+        var ok = label && label.querySelector(".fb.ok");
+        var n = q ? Array.prototype.indexOf.call(q.parentElement.children, q) + 1 : "";
+        live.textContent = "Question " + n + ", " + input.value + ": " + (ok ? "right" : "not this one");
+      });
+    });
+  }
+
+  // --- the theme's buttons: their accessible name contains their visible text (WCAG 2.5.3) ---------------------
+  function nameButtons() {
+    Array.prototype.forEach.call(document.querySelectorAll("button[aria-label], a[aria-label]"), function (b) {
+      var text = (b.innerText || "").replace(/\s+/g, " ").trim();
+      var name = b.getAttribute("aria-label");
+      if (text && name && name.toLowerCase().indexOf(text.toLowerCase()) === -1) {
+        b.setAttribute("aria-label", text + " (" + name + ")");
+      }
+    });
+  }
+
+  var pending = 0;
+  function layout() {
+    if (pending) return;
+    pending = window.requestAnimationFrame(function () {
+      pending = 0;
+      fitMath();
+      stackTables();
+      zoomableFigures();
+      markScrollBoxes();
+      document.documentElement.dataset.courseLayout = "done";
+    });
+  }
+
+  function start() {
+    announceQuizzes();
+    nameButtons();
+    layout();
+    window.addEventListener("resize", layout);
+    window.addEventListener("load", layout);
+    Array.prototype.forEach.call(document.images, function (img) {
+      if (!img.complete) img.addEventListener("load", layout);
+    });
+    // MathJax typesets after this script: lay out again once it is done
+    var tries = 0;
+    if (!document.querySelector("script[src*='mathjax'], script[src*='tex-']")) {
+      document.documentElement.dataset.courseMath = "none";
+      return;
+    }
+    (function waitForMathJax() {
+      var mj = window.MathJax;
+      if (mj && mj.startup && mj.startup.promise) {
+        mj.startup.promise.then(function () { document.documentElement.dataset.courseMath = "done"; layout(); });
+      } else if (tries++ < 100) {
+        window.setTimeout(waitForMathJax, 50);
+      } else {
+        document.documentElement.dataset.courseMath = "none";
+      }
+    })();
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
