@@ -6,7 +6,8 @@
 # make benchmarks   speed against transformers, as ratios
 # make notebooks    rebuild solutions/<a>/<a>.ipynb from its source solutions/<a>/<a>.py (docs/exercises.md)
 # make exercises    regenerate exercises/ from solutions/ with nbgrader (rebuilds the notebooks first)
-# make js          Plotly's cartesian bundle for the demos, from npm (make book and make check run it)
+# make js          Plotly's cartesian bundle for the demos and axe-core for the page tests, from npm
+#                  (make book and make check run it)
 # make clean       remove _build: the next make book executes every chapter and training run again
 # All of them create .venv and install the project into it on first use.
 VENV    ?= .venv
@@ -19,9 +20,12 @@ export TOKENIZERS_PARALLELISM := false
 export MPLBACKEND := Agg
 
 # Plotly's cartesian bundle for the book's demos, from npm (the plotly wheel's plotly.js version); without npm
-# the book ships the wheel's full bundle instead (course/sphinx_ext.py says which).
+# the book ships the wheel's full bundle instead, and the build says so in its output (course/sphinx_ext.py).
+# axe-core: the accessibility audit tests/test_pages.py runs on every page (never shipped in the book).
 PLOTLY_JS := plotly.js-cartesian-dist-min@4.1.1
 PLOTLY_JS_FILE := $(VENV)/js/node_modules/plotly.js-cartesian-dist-min/plotly-cartesian.min.js
+AXE_JS := axe-core@4.14.1
+AXE_JS_FILE := $(VENV)/js/node_modules/axe-core/axe.min.js
 
 .PHONY: book test check lint venv clean benchmarks notebooks exercises js
 
@@ -36,7 +40,9 @@ $(STAMP): pyproject.toml
 
 js: $(STAMP)
 	@test -f $(PLOTLY_JS_FILE) || npm install --prefix $(VENV)/js --no-audit --no-fund --silent $(PLOTLY_JS) \
-	  || echo "warning: npm could not install $(PLOTLY_JS); the book ships plotly's full bundle (4.8 MB) instead"
+	  || echo "WARNING: npm could not install $(PLOTLY_JS); the book ships plotly's full bundle (4.8 MB) instead"
+	@test -f $(AXE_JS_FILE) || npm install --prefix $(VENV)/js --no-audit --no-fund --silent $(AXE_JS) \
+	  || echo "WARNING: npm could not install $(AXE_JS); tests/test_pages.py's accessibility audit will fail"
 
 book: $(STAMP) js
 	$(PY) -m course.build
