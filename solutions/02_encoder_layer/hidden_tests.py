@@ -91,6 +91,9 @@ def _weights_diagnosis(got, q, k, mask):
     if mask is not None:
         candidates.append(("the mask is not added to the scores before the softmax: [PAD] keys get weight",
                            (raw / math.sqrt(d)).softmax(-1)))
+        candidates.append(("the mask is used as a filter (hidden where it is negative); it is added to the "
+                           "scores, whatever values it holds", (raw / math.sqrt(d)).masked_fill(
+                               mask < 0, float("-inf")).softmax(-1)))
     for hint, candidate in candidates:
         if torch.allclose(got, candidate, atol=1e-5):
             return hint
@@ -129,6 +132,11 @@ def test_attention(student):
             lengths[0] = T
             _attention_case(student, q, k, v, _padding_mask(lengths, T),
                             f"with B={B}, nh={nh}, T={T}, hd={hd}, real lengths {lengths}")
+    # An additive mask of any values, one per head and query (B, nh, T, T): it is added, not used as a filter.
+    q, k, v = (torch.randn(2, 3, 6, 8, generator=gen) for _ in range(3))
+    bias = -3 * torch.rand(2, 3, 6, 6, generator=gen)  # (B, nh, T, T), finite, between -3 and 0
+    _attention_case(student, q, k, v, bias, "with B=2, nh=3, T=6, hd=8 and an additive mask of values "
+                                            "between -3 and 0, one per head and query (B, nh, T, T)")
 
 
 # ------------------------------------------------------------------------------------------------ part 2
@@ -216,6 +224,13 @@ def _layer_diagnosis(got, layer, x, mask, context):
          ffn_out.LayerNorm(y + ffn_out.dense(F.gelu(ffn_in.dense(y), approximate="tanh")))),
         ("no LayerNorm after the feed-forward network's residual", y + ffn_out.dense(act(ffn_in.dense(y)))),
     ]
+    H = x.shape[-1]
+    for eps, said in ((1e-5, "torch's default eps (1e-5)"), (1e-12, "eps=1e-12")):
+        ln1, ln2 = sub.LayerNorm, ffn_out.LayerNorm
+        y_eps = F.layer_norm(x + sub.dense(context), (H,), ln1.weight, ln1.bias, eps)
+        candidates.append((f"the LayerNorms use {said}, not this layer's layer_norm_eps={ln1.eps:g}: use the "
+                           "layer's own LayerNorm modules", F.layer_norm(y_eps + ffn_out.dense(act(ffn_in.dense(y_eps))),
+                                                                         (H,), ln2.weight, ln2.bias, eps)))
     for hint, candidate in candidates:
         if torch.allclose(got, candidate, atol=1e-5):
             return hint
@@ -267,3 +282,9 @@ def test_layer(student):
         _layer_case(student, fields, layer, x, mask,
                     f"with B={B}, T={T}, H={H}, nh={nh}, hidden_act={act!r}"
                     + (", no mask" if mask is None else f", real lengths {lengths}"))
+    # A config whose layer_norm_eps is not BERT's 1e-12: the LayerNorms are the layer's own modules.
+    fields, layer = _tiny(2320, BertLayer, hidden_size=16, num_attention_heads=4, intermediate_size=32,
+                          layer_norm_eps=0.1)
+    x = torch.randn(2, 6, 16, generator=gen)
+    _layer_case(student, fields, layer, x, _padding_mask([6, 4], 6),
+                "with B=2, T=6, H=16, nh=4, layer_norm_eps=0.1, real lengths [6, 4]")

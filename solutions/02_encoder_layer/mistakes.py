@@ -169,3 +169,24 @@ def encoder_layer(layer, hidden_states, mask=None):
 # why: calling BertLayer's own forward is not writing it
 def encoder_layer(layer, hidden_states, mask=None):
     return layer(hidden_states, mask)[0]
+
+
+# %% mask_as_filter cell=attention loses=test_attention
+# why: the mask is added to the scores: used as a filter (-inf where negative) it loses every value but 0 and "hidden"
+def attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask < 0, float("-inf"))
+    weights = scores.softmax(dim=-1)
+    return weights @ v, weights
+
+
+# %% layer_norm_eps_hard_coded cell=layer loses=test_layer
+# why: the LayerNorms are the layer's own, eps included: BERT's 1e-12 written in is wrong for a config with another layer_norm_eps
+def encoder_layer(layer, hidden_states, mask=None):
+    H = hidden_states.size(-1)
+    context, _ = self_attention(layer.attention.self, hidden_states, mask)
+    ln1, ln2 = layer.attention.output.LayerNorm, layer.output.LayerNorm
+    y = F.layer_norm(hidden_states + layer.attention.output.dense(context), (H,), ln1.weight, ln1.bias, eps=1e-12)
+    wide = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(y))
+    return F.layer_norm(y + layer.output.dense(wide), (H,), ln2.weight, ln2.bias, eps=1e-12)

@@ -33,7 +33,8 @@ import torch
 import bertlib
 from bertlib import BertConfig
 
-# What the tests switch off while your code runs: bertlib's own counting and its modules.
+# What the tests switch off while your code runs, as grading does: bertlib's own counting and its modules
+# (calling one raises a RuntimeError that says so).
 _BERTLIB_COUNTING = (bertlib.params.count_parameters, bertlib.params.embeddings_breakdown,
                      bertlib.params.layer_breakdown, bertlib.params.count_module_parameters,
                      bertlib.params._linear, bertlib.params._layer_norm, bertlib.BertModel,
@@ -46,19 +47,26 @@ def _model_params_with(parts, cfg):
     # in part 1 or 2 does not show up again there (the grader does the same on its side).
     global embeddings_params, layer_params
     yours = globals().get("embeddings_params"), globals().get("layer_params")
+    called = set()
 
-    def known(i):
+    def known(i, name):
         def count(c):
             if c not in parts:
                 raise KeyError(f"this test has no count for {c}: pass bert_model_params' own cfg on")
+            called.add(name)
             return parts[c][i]
         return count
 
-    embeddings_params, layer_params = known(0), known(1)
+    embeddings_params, layer_params = known(0, "embeddings_params"), known(1, "layer_params")
     try:
-        return bert_model_params(cfg)
+        with bertlib_unavailable(*_BERTLIB_COUNTING):
+            counts = bert_model_params(cfg)
     finally:
         embeddings_params, layer_params = yours
+    missing = sorted({"embeddings_params", "layer_params"} - called)
+    if missing:
+        raise AssertionError(f"bert_model_params() never called {' nor '.join(missing)}: use your parts 1 and 2")
+    return counts
 
 
 # %% [markdown]
@@ -78,7 +86,10 @@ def embeddings_params(cfg):
 
 
 # %% tests test_embeddings points=2
-got = embeddings_params(BertConfig.base())
+# bertlib's counting is switched off while your code runs here, as it is when your notebook is graded
+base = BertConfig.base()
+with bertlib_unavailable(*_BERTLIB_COUNTING):
+    got = embeddings_params(base)
 assert isinstance(got, numbers.Integral), f"return an int, got {type(got).__name__} {got!r}"
 H = 768
 assert got == 23_837_184, (
@@ -105,7 +116,9 @@ def layer_params(cfg):
 
 
 # %% tests test_layer points=3
-got = layer_params(BertConfig.base())
+base = BertConfig.base()
+with bertlib_unavailable(*_BERTLIB_COUNTING):  # switched off while your code runs, as in grading
+    got = layer_params(base)
 assert isinstance(got, numbers.Integral), f"return an int, got {type(got).__name__} {got!r}"
 assert got == 7_087_872, (
     f"counted {got:,} parameters in one BERT-Base layer; expected 7,087,872 "
@@ -136,7 +149,7 @@ def bert_model_params(cfg):
 
 
 # %% tests test_model points=2
-# Parts 1 and 2, correct, for the two configs of this visible test.
+# Parts 1 and 2, correct, for the two configs of this visible test (bertlib's counting switched off).
 _known = {BertConfig.base(): (23_837_184, 7_087_872), BertConfig.large(): (31_782_912, 12_596_224)}
 got_base = _model_params_with(_known, BertConfig.base())
 got_large = _model_params_with(_known, BertConfig.large())
@@ -171,7 +184,9 @@ def pretraining_heads_params(cfg):
 
 
 # %% tests test_heads points=2
-got = pretraining_heads_params(BertConfig.base())
+base = BertConfig.base()
+with bertlib_unavailable(*_BERTLIB_COUNTING):  # switched off while your code runs, as in grading
+    got = pretraining_heads_params(base)
 assert isinstance(got, dict) and set(got) == {"cls.predictions", "cls.seq_relationship"}, (
     f"expected a dict with keys cls.predictions and cls.seq_relationship; got {got!r}")
 assert got["cls.seq_relationship"] == 1_538, f"NSP head: counted {got['cls.seq_relationship']:,}, expected 1,538"

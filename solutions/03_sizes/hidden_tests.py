@@ -121,6 +121,9 @@ def _model_with_parts(student, parts, cfg):
     got, calls = student.bert_model_params.call_standing_in({"embeddings_params": embeddings, "layer_params": layer},
                                                             _send(cfg))
     fields = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.name != "extra"}
+    for name in ("embeddings_params", "layer_params"):
+        check(calls[name], f"bert_model_params() never called {name}(): use your parts 1 and 2 (while this part "
+                           "is graded they are replaced by correct ones)")
     for name, made in calls.items():
         for call in made:
             given = call["args"][0] if call["args"] else next(iter(call["kwargs"].values()), None)

@@ -68,3 +68,14 @@ def bert_model_params(cfg):
               "pooler": H * H + H}
     counts["total"] = torch.tensor(list(counts.values())).sum()
     return counts
+
+
+# %% inlines_the_parts cell=model loses=test_model
+# why: part 3 uses your embeddings_params and layer_params (the task says so); it counts them again itself
+def bert_model_params(cfg):
+    H, I, L = cfg.hidden_size, cfg.intermediate_size, cfg.num_hidden_layers
+    embeddings = (cfg.vocab_size + cfg.max_position_embeddings + cfg.type_vocab_size) * H + 2 * H
+    layer = 4 * (H * H + H) + 2 * H + (H * I + I) + (I * H + H) + 2 * H
+    counts = {"embeddings": embeddings, "encoder": L * layer, "pooler": H * H + H}
+    counts["total"] = sum(counts.values())
+    return counts

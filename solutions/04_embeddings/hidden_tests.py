@@ -115,6 +115,17 @@ def test_sum(student):
         check(torch.allclose(got, expected, atol=1e-6),
               f"token_type_ids=None should mean segment 0 for every token; {_max_diff(got, expected)}")
 
+    # Three segments (type_vocab_size=3): segment ids index the table, whatever its size.
+    fields, emb = _tiny_embeddings(3305, type_vocab_size=3)
+    ids = torch.tensor([[4, 9, 2, 11, 6, 1], [3, 3, 8, 0, 5, 7]])
+    segments = torch.tensor([[0, 0, 1, 1, 2, 2], [0, 2, 2, 1, 1, 0]])
+    with case("with type_vocab_size=3 and segment ids 0, 1 and 2"):
+        got = _tensor(f(_send(fields, emb), ids, segments), (2, 6, 8))
+        expected = _reference_sum(emb, ids, segments)
+        check(torch.allclose(got, expected, atol=1e-6),
+              f"each token adds row token_type_ids[b, t] of emb.token_type_embeddings, for any number of segments; "
+              f"{_max_diff(got, expected)}")
+
     gen = torch.Generator().manual_seed(3301)
     for trial in range(5):
         fields, emb = _tiny_embeddings(3310 + trial)
@@ -171,17 +182,23 @@ def test_layernorm(student):
 
     cases = [(3320 + trial, 0.1, torch.Generator().manual_seed(trial)) for trial in range(3)]
     cases.append((3323, 0.5, torch.Generator().manual_seed(3)))  # a large p: dropout must be off all the same
-    for seed, p, gen in cases:
-        fields, emb = _tiny_embeddings(seed, p=p)
+    cases.append((3324, 0.1, torch.Generator().manual_seed(4), 0.1))  # not BERT's eps: LayerNorm is emb's own
+    for seed, p, gen, *eps in cases:
+        fields, emb = _tiny_embeddings(seed, p=p, **({"layer_norm_eps": eps[0]} if eps else {}))
         ids = torch.randint(0, fields["vocab_size"], (3, 9), generator=gen)
         segments = (torch.arange(9) >= 4).long().expand(3, 9)
         summed = _reference_sum(emb, ids, segments)
         with torch.no_grad():
             expected = emb(ids, segments)  # bertlib's BertEmbeddings, in eval mode
             plain = F.layer_norm(summed, summed.shape[-1:])
-        with case(f"with a 3 x 9 batch, LayerNorm weights not 1 and 0, hidden_dropout_prob={p}, in eval mode"):
+        with case(f"with a 3 x 9 batch, LayerNorm weights not 1 and 0, hidden_dropout_prob={p}, "
+                  + (f"layer_norm_eps={eps[0]}, " if eps else "") + "in eval mode"):
             got = _tensor(_forward_on_sum(student, fields, emb, summed, ids, segments), (3, 9, 8))
             _eval_mode_check(got, expected, p)
+            ln = emb.LayerNorm
+            check(not (eps and torch.allclose(got, F.layer_norm(summed, (8,), ln.weight, ln.bias), atol=1e-5)),
+                  f"your LayerNorm uses torch's default eps (1e-5), not this config's layer_norm_eps={ln.eps:g}: "
+                  "use emb.LayerNorm itself")
             check(not torch.allclose(got, plain, atol=1e-5) or torch.allclose(plain, expected, atol=1e-5),
                   "your output is normalised, but without LayerNorm's learned weight and bias: use emb.LayerNorm "
                   "itself (here its weight is not 1 and its bias not 0)")
@@ -213,6 +230,11 @@ def test_dropout(student):
             check(torch.allclose(trained[~dropped], evaluated[~dropped] / (1 - p), atol=1e-5),
                   "in train mode the values kept should be the eval-mode output scaled by 1/(1-p): dropout comes "
                   "after LayerNorm")
+            again = _tensor(_forward_on_sum(student, fields, emb.train(), x, ids, seed=seed + 1), shape,
+                            "the train-mode output")
+            check(not torch.equal(again == 0, dropped),
+                  "with another torch seed your dropout zeroes exactly the same values: dropout draws from torch's "
+                  "random numbers (emb.dropout does), not from a generator of your own with a fixed seed")
 
 
 # ------------------------------------------------------------------------------------------------ part 4

@@ -86,3 +86,32 @@ def embeddings_output_shape(cfg, batch_size, seq_len):
     if seq_len >= cfg.max_position_embeddings:
         raise ValueError("too long")
     return (batch_size, seq_len, cfg.hidden_size)
+
+
+# %% two_segments_only cell=sum loses=test_sum
+# why: a segment id is a row of emb.token_type_embeddings, whatever its size (type_vocab_size), not a switch between two rows
+def embedding_sum(emb, input_ids, token_type_ids=None):
+    B, T = input_ids.shape
+    segments = torch.zeros_like(input_ids) if token_type_ids is None else token_type_ids
+    table = emb.token_type_embeddings.weight  # (S, H)
+    segment = torch.where(segments[..., None] == 1, table[1], table[0])  # (B, T, H): A or B
+    return emb.word_embeddings(input_ids) + emb.position_embeddings(torch.arange(T))[None] + segment
+
+
+# %% layer_norm_default_eps cell=forward loses=test_layernorm
+# why: emb.LayerNorm holds the config's eps too: F.layer_norm's default eps is 1e-5, not layer_norm_eps
+def embeddings_forward(emb, input_ids, token_type_ids=None):
+    summed = embedding_sum(emb, input_ids, token_type_ids)
+    ln = emb.LayerNorm
+    return emb.dropout(torch.nn.functional.layer_norm(summed, summed.shape[-1:], ln.weight, ln.bias))
+
+
+# %% dropout_with_private_seed cell=forward loses=test_dropout
+# why: dropout draws from torch's random numbers (emb.dropout does): a fixed private seed drops the same values every call
+def embeddings_forward(emb, input_ids, token_type_ids=None):
+    normed = emb.LayerNorm(embedding_sum(emb, input_ids, token_type_ids))
+    if not emb.training:
+        return normed
+    p = emb.dropout.p
+    keep = torch.rand(normed.shape, generator=torch.Generator().manual_seed(0)) >= p
+    return normed * keep / (1 - p)
