@@ -145,3 +145,74 @@ def test_static_demos_states_match_the_callbacks(minilm):
     row = demo.attention_row(model, tok, demo.SENTENCES["river 2"], 2, None)
     assert picker.caption(sentence="river 2", layer=2, head="mean") == demo.describe_row(row)
     assert 'data-demo="ch02-attention-picker"' in picker.to_html()
+
+
+def test_projected_example_is_the_formula_and_bertlibs_module():
+    ex = demo.projected_example()
+    X = torch.tensor(demo.X_3)
+    Q, K, V = (X @ torch.tensor(w) for w in (demo.W_Q, demo.W_K, demo.W_V))
+    weights = torch.softmax(Q @ K.T / math.sqrt(2), dim=-1)  # (3, 3)
+    assert torch.equal(ex["Q"], Q) and torch.equal(ex["K"], K) and torch.equal(ex["V"], V)
+    assert torch.allclose(ex["weights"], weights) and torch.allclose(ex["context"], weights @ V)
+    assert torch.allclose(ex["module_weights"], weights, atol=1e-6)
+    assert torch.allclose(ex["module_context"], weights @ V, atol=1e-6)
+    assert ex["weights"][1].argmax() == 0  # the chapter: with projections 爱 looks mostly at 我
+
+
+def test_projected_self_attention_loads_the_matrices_the_formula_way():
+    """nn.Linear computes x W^T: a non-symmetric W must come out as X @ W, not X @ W^T."""
+    w = [[1.0, 2.0], [3.0, 4.0]]
+    attn = demo.projected_self_attention(w, w, w)
+    X = torch.tensor(demo.X_3)
+    with torch.no_grad():
+        assert torch.allclose(attn.query(X), X @ torch.tensor(w))
+        assert not torch.allclose(attn.query(X), X @ torch.tensor(w).T)
+
+
+def test_layer_costs_and_their_crossings():
+    from bertlib import BertConfig
+
+    base = BertConfig.base()
+    H, I, A = base.hidden_size, base.intermediate_size, base.num_attention_heads  # noqa: E741
+    c = demo.layer_costs(base, 512)
+    assert c == {"projections": 4 * 512 * H * H, "ffn": 2 * 512 * H * I, "attention": 2 * 512 * 512 * H,
+                 "attention_weights": A * 512 * 512, "ffn_activations": 512 * I}
+    first = lambda cond: next(T for T in range(1, 10_000) if cond(demo.layer_costs(base, T)))  # noqa: E731
+    assert first(lambda c: c["attention"] >= c["ffn"]) == I
+    assert first(lambda c: c["attention"] >= c["ffn"] + c["projections"]) == 2 * H + I
+    assert first(lambda c: c["attention_weights"] >= c["ffn_activations"]) == I // A
+    with pytest.raises(ValueError, match="T"):
+        demo.layer_costs(base, 0)
+    demo.plot_costs(base, [16, 128, 512, 4096], marks=(128, 512))
+
+
+def test_special_token_shares_are_the_models_attention(minilm):
+    model, tok = minilm
+    s = demo.SENTENCES["money 1"]
+    shares = demo.special_token_shares(model, tok, [s])
+    L = model.config.num_hidden_layers
+    assert all(len(v) == L for v in shares.values())
+    with torch.no_grad():
+        att = model(**tok(s, return_tensors="pt"), output_attentions=True).attentions
+    for i in range(L):  # [CLS] is position 0 and [SEP] the last: the weight in those columns
+        assert shares["cls"][i] == pytest.approx(att[i][0, :, :, 0].mean().item(), abs=1e-6)
+        assert shares["sep"][i] == pytest.approx(att[i][0, :, :, -1].mean().item(), abs=1e-6)
+        assert 0 <= shares["added"][i] <= 1 and shares["cls_norm"][i] > 0
+    # the chapter's story: in the middle layers [CLS] takes most of the weight but adds much less
+    assert max(shares["cls"]) > 0.5
+    mid = [i for i in range(L) if shares["cls"][i] > 0.5]
+    assert all(shares["added"][i] < shares["cls"][i] for i in mid)
+    demo.plot_special_shares(shares)
+
+
+def test_the_picker_opens_on_a_word_not_on_cls(minilm):
+    model, tok = minilm
+    _, picker = demo.static_demos(model=model, tokenizer=tok)
+    view = demo.DEFAULT_VIEW
+    row = demo.attention_row(model, tok, demo.SENTENCES[view["sentence"]], view["layer"], view["head"])
+    assert row["top_token"] not in ("[CLS]", "[SEP]", demo.WORD)
+    assert picker.caption(**view) == demo.describe_row(row)
+    payload = picker.payload()  # the state the page shows first is this one
+    assert payload["states"][picker.index_of(payload["default"])]["caption"] == demo.describe_row(row)
+    special = sum(w for t, w in zip(row["tokens"], row["weights"]) if t in ("[CLS]", "[SEP]"))
+    assert row["special"] == pytest.approx(special) and f"{special:.2f}" in demo.describe_row(row)

@@ -35,6 +35,9 @@ SENTENCES = {
     "money 2": "he went to the bank to ask for a loan",
 }
 SENSE = {name: name.split()[0] for name in SENTENCES}
+# The attention picker opens here: layer 1, head 4, where "bank" looks at the word that gives its sense
+# ("river"); in most other states it looks at [CLS], which the chapter explains (special_token_shares).
+DEFAULT_VIEW = {"sentence": "river 1", "layer": 1, "head": 4}
 
 # The source's hand-worked example (002): three tokens, 2-dimensional vectors, Q = K = V = X.
 TOKENS_3 = ["我", "爱", "你"]
@@ -63,6 +66,37 @@ def identity_self_attention(d: int = 2) -> BertSelfAttention:
             lin.weight.copy_(torch.eye(d))
             lin.bias.zero_()
     return attn
+
+
+# The same three tokens with projections of our own: small integer matrices a reader can multiply by hand.
+# Q = X W^Q with W^Q swapping the two dimensions, K = X W^K, V = X W^V (row vectors, as the formula writes).
+W_Q = [[0.0, 1.0], [1.0, 0.0]]
+W_K = [[1.0, 0.0], [-1.0, 1.0]]
+W_V = [[2.0, 0.0], [0.0, 1.0]]
+
+
+def projected_self_attention(w_q=W_Q, w_k=W_K, w_v=W_V) -> BertSelfAttention:
+    """bertlib's BertSelfAttention, one head of width 2, with the given projections and zero biases.
+    nn.Linear computes x W^T, so each formula matrix W goes in transposed."""
+    attn = identity_self_attention(d=len(w_q))
+    with torch.no_grad():
+        for lin, w in ((attn.query, w_q), (attn.key, w_k), (attn.value, w_v)):
+            lin.weight.copy_(torch.tensor(w).T)
+    return attn
+
+
+def projected_example() -> dict:
+    """Q, K, V, scores, weights and new vectors of the three tokens with W_Q, W_K, W_V: by the formula, and
+    through bertlib's BertSelfAttention (``module_context``, ``module_weights``: the same numbers)."""
+    X = torch.tensor(X_3)  # (T=3, d=2)
+    Q, K, V = X @ torch.tensor(W_Q), X @ torch.tensor(W_K), X @ torch.tensor(W_V)  # (3, 2) each
+    scores = Q @ K.T / math.sqrt(X.shape[-1])  # (3, 3): row = query, column = key
+    weights = torch.softmax(scores, dim=-1)  # (3, 3), rows sum to 1
+    with torch.no_grad():
+        module_context, module_weights = projected_self_attention()(X[None], output_attentions=True)
+    return {"tokens": TOKENS_3, "gloss": GLOSS_3, "X": X, "Q": Q, "K": K, "V": V, "scores": scores,
+            "weights": weights, "context": weights @ V, "module_context": module_context[0],
+            "module_weights": module_weights[0, 0]}
 
 
 def gelu_forms(lo: float = -5.0, hi: float = 5.0, n: int = 2001) -> dict:
@@ -97,6 +131,45 @@ def residual_norms(order: str, num_layers: int = 12, hidden: int = 64, T: int = 
                 x = x + ffn_out.dense(ffn_in(ffn_out.LayerNorm(x)))  # (1, T, H)
             norms.append(x.norm(dim=-1).mean().item())
     return norms
+
+
+def layer_costs(config: BertConfig, T: int) -> dict:
+    """One layer's work on one sequence of T tokens: multiply-adds of the projections (Q, K, V, W^O), of
+    the feed-forward network and of the two T x T products (Q K^T and weights @ V, all heads), and the
+    numbers each keeps in memory for the backward pass: the attention weights (A T^2) against the
+    feed-forward network's widened activations (T I)."""
+    if T < 1:
+        raise ValueError(f"T is a number of tokens, at least 1, got {T}")
+    H, I, A = config.hidden_size, config.intermediate_size, config.num_attention_heads  # noqa: E741
+    return {"projections": 4 * T * H * H, "ffn": 2 * T * H * I, "attention": 2 * T * T * H,
+            "attention_weights": A * T * T, "ffn_activations": T * I}
+
+
+def plot_costs(config: BertConfig, lengths: Sequence[int], marks: Sequence[int] = (), axes=None):
+    """Two panels over the sequence length T: multiply-adds per token, and numbers kept per layer."""
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    T = np.asarray(lengths)
+    costs = [layer_costs(config, int(t)) for t in T]
+    per_token = {k: np.array([c[k] for c in costs]) / T for k in ("projections", "ffn", "attention")}
+    axes[0].plot(T, per_token["ffn"], color=COLORS["encoder"], label="feed-forward: 2HI")
+    axes[0].plot(T, per_token["projections"], color=COLORS["pooler"], label="Q, K, V, Wᴼ: 4H²")
+    axes[0].plot(T, per_token["attention"], color=COLORS["gpt"], label="QKᵀ and ·V: 2TH")
+    axes[0].set_ylabel("multiply-adds per token, one layer")
+    axes[0].set_title("compute: attention's part grows with T")
+    axes[1].plot(T, [c["ffn_activations"] for c in costs], color=COLORS["encoder"], label="FFN inside: T·I")
+    axes[1].plot(T, [c["attention_weights"] for c in costs], color=COLORS["gpt"], label="attention weights: A·T²")
+    axes[1].set_ylabel("numbers kept, one layer")
+    axes[1].set_title("memory: the T × T weights grow with T²")
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("sequence length T")
+        for m in marks:
+            ax.axvline(m, color="gray", linewidth=0.8, linestyle=":")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3, which="both")
+    return axes
 
 
 # --------------------------------------------------------------------------------- the real checkpoint
@@ -153,14 +226,65 @@ def attention_row(model, tokenizer, sentence: str, layer: int, head: int | None,
     row = probs[:, i] if head is None else probs[head, i][None]  # (nh or 1, T)
     weights = row.mean(0)  # (T,)
     top = int(weights.argmax())
+    special = sum(w for t, w in zip(tokens, weights.tolist()) if t in ("[CLS]", "[SEP]"))
     return {"tokens": tokens, "query": i, "weights": weights.tolist(), "top": top, "top_token": tokens[top],
-            "top_weight": float(weights[top]), "layer": layer, "head": head}
+            "top_weight": float(weights[top]), "special": special, "layer": layer, "head": head}
 
 
 def describe_row(row: dict) -> str:
     who = "mean over heads" if row["head"] is None else f"head {row['head']}"
     return (f"layer {row['layer']}, {who}: {WORD!r} gives most attention to {row['top_token']!r} "
-            f"({row['top_weight']:.2f})")
+            f"({row['top_weight']:.2f}); [CLS] and [SEP] together get {row['special']:.2f}")
+
+
+def special_token_shares(model, tokenizer, sentences: Sequence[str] = tuple(SENTENCES.values())) -> dict:
+    """Per layer, averaged over every head and every query token of the sentences: the share of attention
+    weight on [CLS] and on [SEP], and the share of what the head adds that comes from them. A head adds
+    sum_j a_ij f(x_j), with f(x_j) = x_j's value vector through the head's slice of W^O; weighing each
+    term by its norm, a_ij |f(x_j)|, is Kobayashi et al.'s (2020) measure. Also the norm of f([CLS])
+    relative to the mean over the sentence's words."""
+    cfg = model.config
+    nh, hd = cfg.num_attention_heads, cfg.head_dim
+    per_layer = {k: [[] for _ in range(cfg.num_hidden_layers)] for k in ("cls", "sep", "added", "cls_norm")}
+    for sentence in sentences:
+        enc = tokenizer(sentence, return_tensors="pt")
+        ids = enc["input_ids"][0]
+        is_cls, is_sep = ids == tokenizer.cls_token_id, ids == tokenizer.sep_token_id  # (T,)
+        words = ~(is_cls | is_sep)
+        with torch.no_grad():
+            out = model(**enc, output_attentions=True, output_hidden_states=True)
+            for i, layer in enumerate(model.encoder.layer):
+                x = out.hidden_states[i][0]  # (T, H): this layer's input
+                T = x.shape[0]
+                v = layer.attention.self.value(x).view(T, nh, hd).transpose(0, 1)  # (nh, T, hd)
+                w_o = layer.attention.output.dense.weight.view(-1, nh, hd).transpose(0, 1)  # (nh, H, hd)
+                f_norm = (v @ w_o.transpose(1, 2)).norm(dim=-1)  # (nh, T): |f(x_j)| per head
+                a = out.attentions[i][0]  # (nh, T, T)
+                added = a * f_norm[:, None, :]  # (nh, T, T): a_ij |f(x_j)|
+                added = added / added.sum(-1, keepdim=True)
+                per_layer["cls"][i].append(a[:, :, is_cls].sum(-1).mean().item())
+                per_layer["sep"][i].append(a[:, :, is_sep].sum(-1).mean().item())
+                per_layer["added"][i].append(added[:, :, ~words].sum(-1).mean().item())
+                per_layer["cls_norm"][i].append((f_norm[:, is_cls].mean(-1) / f_norm[:, words].mean(-1)).mean().item())
+    return {k: [float(np.mean(v)) for v in rows] for k, rows in per_layer.items()}
+
+
+def plot_special_shares(shares: dict, ax=None):
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.4))
+    layers = np.arange(1, len(shares["cls"]) + 1)
+    ax.bar(layers - 0.2, shares["cls"], width=0.4, color=COLORS["bert"], label="weight on [CLS]")
+    ax.bar(layers - 0.2, shares["sep"], width=0.4, bottom=shares["cls"], color=COLORS["heads"],
+           label="weight on [SEP]")
+    ax.bar(layers + 0.2, shares["added"], width=0.4, color=COLORS["gpt"], label="share of what is added (a·|f(x)|)")
+    ax.set_xticks(layers)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("share, mean over heads and tokens")
+    ax.set_ylim(0, 1)
+    ax.set_title("How much attention goes to [CLS] and [SEP]")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    return ax
 
 
 # ----------------------------------------------------------------------------------------------- figures
@@ -276,11 +400,11 @@ def make_demo(model=None, tokenizer=None):
         plot_similarity(vectors, ax, pairs=[(a.value, b.value)])
         sim_image.value = fig_to_png(fig)
 
-    sentence = widgets.Dropdown(options=names, value=names[0], description="sentence")
-    layer = widgets.IntSlider(value=1, min=1, max=model.config.num_hidden_layers, description="layer",
-                              continuous_update=False)
+    sentence = widgets.Dropdown(options=names, value=DEFAULT_VIEW["sentence"], description="sentence")
+    layer = widgets.IntSlider(value=DEFAULT_VIEW["layer"], min=1, max=model.config.num_hidden_layers,
+                              description="layer", continuous_update=False)
     head = widgets.Dropdown(options=[("mean", None)] + [(str(h), h) for h in range(model.config.num_attention_heads)],
-                            value=None, description="head")
+                            value=DEFAULT_VIEW["head"], description="head")
     att_label, att_image = widgets.HTML(), widgets.Image(format="png")
 
     def update_attention(change=None):
@@ -350,8 +474,8 @@ def static_demos(model=None, tokenizer=None) -> list:
                              Select("b", "sentence B", options=names, default=names[2])],
                    state=similarity_state),
         StaticDemo(demo_id="ch02-attention-picker",
-                   controls=[Select("sentence", "sentence", options=names, default=names[0]),
-                             Slider("layer", "layer", values=list(range(1, L + 1))),
-                             Select("head", "head", options=["mean", *range(nh)], default="mean")],
+                   controls=[Select("sentence", "sentence", options=names, default=DEFAULT_VIEW["sentence"]),
+                             Slider("layer", "layer", values=list(range(1, L + 1)), default=DEFAULT_VIEW["layer"]),
+                             Select("head", "head", options=["mean", *range(nh)], default=DEFAULT_VIEW["head"])],
                    state=attention_state),
     ]
