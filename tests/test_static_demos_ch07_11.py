@@ -78,19 +78,13 @@ def ch06_demos(tokenizer, ch06_model):
 
 
 def test_ch06_ids_and_parts(ch06_demos):
-    assert set(ch06_demos) == {"ch07-log-loss", "ch07-mask-bug", "ch07-masked-word"}
-    check_page_parts(ch06_demos["ch07-log-loss"], html=False)
+    # no demo of -ln p: the figure above it in the chapter already shows the curve and its marks
+    assert set(ch06_demos) == {"ch07-mask-bug", "ch07-masked-word"}
     check_page_parts(ch06_demos["ch07-mask-bug"])
     check_page_parts(ch06_demos["ch07-masked-word"])
     for demo in ch06_demos.values():
         captions = all_captions(demo)
         assert len(set(captions)) == len(captions), demo.demo_id  # every control value shows something else
-
-
-@pytest.mark.parametrize("p", [1e-5, 0.01, 0.62, 1.0])
-def test_ch06_log_loss_caption(ch06_demos, p):
-    caption = ch06_demos["ch07-log-loss"].caption(p=p)
-    assert number_after(caption, "-ln p =") == pytest.approx(-math.log(p), abs=6e-4)
 
 
 @pytest.mark.parametrize("k", [1, 3, 8, 16])
@@ -150,6 +144,14 @@ def test_ch07_parts_and_captions_differ(ch07_demo):
     check_page_parts(ch07_demo)
     captions = all_captions(ch07_demo)
     assert len(set(captions)) == len(captions)
+
+
+def test_ch07_opens_on_every_seed(ch07_demo):
+    """The page opens on the last seed: the chart holds the running shares of all the seeds, not one point."""
+    default = ch07_demo.payload()["default"]
+    assert ch07_demo.values_at(default)["seed"] == ch07.DEMO_SEEDS[-1]
+    figure = ch07_demo.state_at(default)["figure"]
+    assert len(figure.data[0].x) == len(ch07.DEMO_SEEDS)
 
 
 @pytest.mark.parametrize("seed", [0, 2, 7, 49])

@@ -23,7 +23,6 @@ from ..plots import COLORS, html_table
 IGNORE_INDEX = -100
 # The chapter's sentence (its transformers section); the demo masks one of its words at a time.
 MASKED_SENTENCE = "my dog is cute and he likes to play in the garden"
-LOG_LOSS_P = (1e-5, 1 / 30522, 1e-4, 1e-3, 0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.62, 0.8, 0.9, 0.99, 1.0)
 
 
 # ----------------------------------------------------------------------------- callbacks
@@ -156,22 +155,6 @@ def untrained_mlm(model_dir=None, seed: int = 0):
 
 
 # ----------------------------------------------------------------------------- static demos (the page)
-def log_loss_state(p: float) -> dict:
-    """The curve -ln p with the chosen p marked."""
-    import numpy as np
-    import plotly.graph_objects as go
-
-    ps = np.logspace(-5, 0, 200)
-    loss = log_loss(p)
-    fig = go.Figure([
-        go.Scatter(x=ps, y=-np.log(ps), mode="lines", line=dict(color=COLORS["bert"]), name="-ln p"),
-        go.Scatter(x=[p], y=[loss], mode="markers", marker=dict(color=COLORS["gpt"], size=12), name="your p"),
-    ])
-    fig.update_layout(xaxis=dict(type="log", title="probability of the right token"),
-                      yaxis=dict(title="loss  -ln p", rangemode="tozero"), showlegend=False, height=320)
-    return {"caption": f"p = {p:.3g}: loss = -ln p = {loss:.3f}", "figure": fig}
-
-
 def mask_bug_state(n_selected: int, seed: int = 0) -> dict:
     """The five losses of ``compare_losses`` as bars: the right three agree, the bug ignores the selection."""
     import plotly.graph_objects as go
@@ -230,9 +213,6 @@ def static_demos(tokenizer=None, model=None) -> list:
     model = untrained_mlm() if model is None else model.eval()
     words = tokenizer.tokenize(MASKED_SENTENCE)
     return [
-        StaticDemo("ch07-log-loss", [Slider("p", "p(right token)", values=list(LOG_LOSS_P), default=0.62,
-                                            labels=[f"{p:.3g}" for p in LOG_LOSS_P])],
-                   log_loss_state, title="The loss of one position"),
         StaticDemo("ch07-mask-bug", [Slider("n_selected", "selected positions", values=list(range(1, 17)),
                                             default=3)],
                    mask_bug_state, title="The right loss and the mask bug"),

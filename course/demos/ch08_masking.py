@@ -195,7 +195,9 @@ def seed_state(runs: list[dict], seed_index: int, vocab_size: int) -> dict:
 
 
 def static_demos(tokenizer=None, text: str = SENTENCES[0]) -> list:
-    """The chapter's demo for the static page: a seed slider over bertlib's masking of ``text``."""
+    """The chapter's demo for the static page: a seed slider over bertlib's masking of ``text``. It opens on
+    the last seed, where the running shares over all the seeds have settled near 80/10/10 (the chapter's
+    point); moving back shows how far a few seeds stray."""
     from course.static_demo import Slider, StaticDemo
 
     if tokenizer is None:
@@ -205,7 +207,7 @@ def static_demos(tokenizer=None, text: str = SENTENCES[0]) -> list:
 
         tokenizer = BertTokenizer.from_pretrained(get_model_path())
     runs = running_outcomes(tokenizer, text, DEMO_SEEDS)
-    return [StaticDemo("ch08-seeds", [Slider("seed", "seed", values=list(DEMO_SEEDS))],
+    return [StaticDemo("ch08-seeds", [Slider("seed", "seed", values=list(DEMO_SEEDS), default=DEMO_SEEDS[-1])],
                        lambda seed: seed_state(runs, DEMO_SEEDS.index(seed), tokenizer.vocab_size),
                        title="Masking a real sentence, one seed at a time")]
 
