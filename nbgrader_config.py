@@ -67,6 +67,13 @@ c.Autograde.autograde_preprocessors = [TrustedExecute, IgnorePattern, ClearMetad
 # Feedback: inert outputs only, markdown sanitised, so a student cannot put live script into a page.
 c.GenerateFeedback.preprocessors = [SafeFeedback, GetGrades, CSSHTMLHeaderPreprocessor]
 c.HTMLExporter.sanitize_html = True
+# ... and nothing from the network: nbgrader's template loads MathJax from a CDN; this exporter puts an
+# installed MathJax inside the page instead, on pages with a formula (bertgrader/feedback.py).
+c.GenerateFeedback.exporter_class = "bertgrader.feedback.OfflineHTMLExporter"
+
+# Kernels talk to nbgrader over ipc sockets (files), not TCP: ipykernel warns on every `nbgrader validate`
+# that TCP "without encryption" can be eavesdropped (the sandboxed grader's kernels use ipc already).
+c.KernelManager.transport = "ipc"
 
 # `nbgrader validate` (the student's check) cuts every line of a failing cell's source and error at
 # Validator.width characters ("expected 2.740446, go..."), and a test's message is one long line. Keep the

@@ -14,6 +14,7 @@ The grader's side (nbgrader's process):
 - ``checks``         helpers the hidden tests are written with, and the runner that loads them
 - ``switch_off``     a copy of bertlib with the functions an assignment asks for replaced by stubs
 - ``preprocessors``  nbgrader's side: ``TrustedExecute`` (autograde) and ``SafeFeedback`` (feedback)
+- ``feedback``       the feedback pages' HTML exporter: formulas typeset offline, nothing from the network
 
 The class runner, ``python -m bertgrader <assignment|all> --workers N`` (``bertgrader/classes/``):
 - ``classes.run``          the command: plan, workers, progress, report

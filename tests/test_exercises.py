@@ -152,6 +152,18 @@ def test_solution_gets_full_marks(graded, a):
 
 
 @pytest.mark.parametrize("a", GRADED)
+def test_full_marks_feedback_has_no_error(graded, a):
+    """The solution's autograded notebook (what its feedback page shows) holds no error output: an ungraded
+    demo cell that calls a bertlib function switched off while grading says so instead of raising (issue 18
+    §8: 02's and 07's 10/10 feedback ended in a RuntimeError traceback)."""
+    course, _ = graded[a]
+    errors = [(grade_id(c) or f"cell {i}", o.get("ename"), o.get("evalue", "")[:200])
+              for i, c in enumerate(course.autograded("solution", a).cells) if c.cell_type == "code"
+              for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors, f"{a}: the solution's autograded notebook shows errors: {errors}"
+
+
+@pytest.mark.parametrize("a", GRADED)
 def test_untouched_student_version_scores_zero(graded, a):
     course, _ = graded[a]
     got = course.scores(a, "untouched")
@@ -303,3 +315,85 @@ def test_regrading_gives_the_same_scores(faults):
     # A second run of the class, but for the infinite loop (its 20 s timeout would add nothing).
     course.nbgrader("autograde", a, "--force", "--student", "[!i]*", check=False)
     assert {s: course.scores(a, s) for s in before} == before
+
+
+# ------------------------------------------------------------------------------------- the student's feedback
+FEEDBACK_ON = "02_encoder_layer"  # its markdown holds a formula ($W^O$)
+SPY = '''
+def attention(q, k, v, mask=None):
+    print("SPY" + "-OUT", q.flatten()[:4].tolist(), None if mask is None else mask.flatten()[:4].tolist())
+    return _answer(q, k, v, mask)
+'''
+
+
+@pytest.fixture(scope="module")
+def feedback(tmp_path_factory):
+    """02's class through the README's workflow (autograde, generate_feedback): the solution; a student
+    whose attention() prints what it is given; a part-1 mistake; the solution with a markdown cell of its
+    own whose formula tries to make a javascript: link."""
+    a = FEEDBACK_ON
+    course = Course(tmp_path_factory.mktemp("feedback"), [a])
+    course.generate(a)
+    answers = solution_answers(course.source(a))
+    course.submit("solution", a, solution_submission(course, a))
+    spy = answers["attention"].replace("def attention(", "def _answer(", 1) + "\n" + SPY
+    course.submit("spy", a, filled(course.release(a), answers | {"attention": spy}))
+    course.submit("mask_as_filter", a, mistake_submission(course, a, load_mistakes(a)["mask_as_filter"]))
+    nb = solution_submission(course, a)
+    nb.cells.insert(1, __import__("nbformat").v4.new_markdown_cell(r"A link? $\href{javascript:alert(1)}{x^2}$"))
+    course.submit("href_in_math", a, nb)
+    run = course.autograde(a)
+    course.generate_feedback(a)
+    return course, run
+
+
+def _page(course, student):
+    return course.root / "feedback" / student / FEEDBACK_ON / f"{FEEDBACK_ON}.html"
+
+
+def test_feedback_is_self_contained_offline(feedback, browser):
+    """No feedback page loads anything from another host (nbgrader's template loaded MathJax from a CDN, so
+    offline a student saw raw TeX); a formula is typeset by the MathJax inside the page, and TeX cannot make
+    a link (issue 18 §8)."""
+    course, run = feedback
+    for student in ("solution", "spy", "mask_as_filter", "href_in_math"):
+        html = _page(course, student).read_text(encoding="utf-8")
+        assert not re.search(r"<(script|link)[^>]+(src|href)=[\"']?(https?:)?//", html, re.I), (
+            f"{student}'s feedback loads something from another host")
+        page = browser.new_page()
+        remote, errors = [], []
+        page.route("**/*", lambda r: (remote.append(r.request.url), r.abort()) if not r.request.url.startswith(
+            "file:") else r.continue_())
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        try:
+            page.goto(_page(course, student).as_uri())
+            page.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=20_000)
+            links = page.evaluate("[...document.querySelectorAll('a')].map(a => a.getAttribute('href') || "
+                                  "a.getAttribute('xlink:href') || '').filter(h => /javascript:/i.test(h))")
+        finally:
+            page.close()
+        assert not remote, f"{student}'s feedback requested {remote}"
+        assert not errors, f"{student}'s feedback: script errors {errors}"
+        assert not links, f"{student}'s feedback has a javascript: link made by a formula: {links}"
+
+
+def test_feedback_names_the_input_and_prints_no_hidden_input(feedback):
+    """What the student's code prints while the grader calls it is never stored (issue 18 §8: every hidden
+    call's inputs were printed on the feedback page); a failed part names the input it failed on."""
+    course, _ = feedback
+    a = FEEDBACK_ON
+    assert course.scores(a, "spy") == points(course.source(a))
+    for cell in course.autograded("spy", a).cells:
+        if is_graded(cell):
+            text = "".join(o.get("text", "") + o.get("evalue", "") for o in cell.outputs)
+            assert "SPY-OUT" not in text and text.startswith("Passed"), f"{grade_id(cell)}: {text[:500]}"
+    html = _page(course, "spy").read_text(encoding="utf-8")
+    assert html.count("SPY-OUT") == 1, "the student's print shows in the ungraded demo cell (their own call) only"
+    failed = [o for c in course.autograded("mask_as_filter", a).cells if is_graded(c)
+              for o in c.outputs if o.get("output_type") == "error"]
+    assert len(failed) == 1 and "an additive mask of values between -3 and 0" in failed[0]["evalue"], failed
+    assert "tensor(" not in failed[0]["evalue"] and len(failed[0]["evalue"]) < 500, failed[0]["evalue"]
+    for student in ("solution", "href_in_math"):
+        errors = [o for c in course.autograded(student, a).cells for o in c.get("outputs", [])
+                  if o.get("output_type") == "error"]
+        assert not errors, f"{student}'s full-marks feedback shows errors: {errors}"

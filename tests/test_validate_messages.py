@@ -3,7 +3,8 @@
 nbgrader's Validator cuts every line at its width (90 characters), and a test's message is one long line;
 nbgrader_config.py makes it break such a line into pieces of that width instead. This runs the real
 `nbgrader validate`, from the course root (where nbgrader_config.py is read), on a one-cell notebook whose
-graded test fails with a message of 300 characters.
+graded test fails with a message of 300 characters. Its kernel talks over ipc, so ipykernel's warning that
+TCP "without encryption" can be eavesdropped is not printed on every validate (nbgrader_config.py).
 """
 import os
 import subprocess
@@ -33,3 +34,4 @@ def test_validate_shows_a_long_message_whole(tmp_path):
     lines = [line.strip() for line in error.splitlines()]
     assert all(len(line) <= 90 for line in lines), "a line is wider than the validator's width"
     assert MESSAGE in "".join(lines), f"the message was cut:\n{error[-1500:]}"
+    assert "without encryption" not in proc.stdout, f"validate printed the TCP warning:\n{proc.stdout[:1500]}"

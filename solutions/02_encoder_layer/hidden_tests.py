@@ -135,6 +135,8 @@ def test_attention(student):
     # An additive mask of any values, one per head and query (B, nh, T, T): it is added, not used as a filter.
     q, k, v = (torch.randn(2, 3, 6, 8, generator=gen) for _ in range(3))
     bias = -3 * torch.rand(2, 3, 6, 6, generator=gen)  # (B, nh, T, T), finite, between -3 and 0
+    bias = bias.masked_fill(torch.rand(2, 3, 6, 6, generator=gen) < 0.5, 0.0)  # about half of them 0
+    bias = bias.masked_fill(torch.eye(6, dtype=torch.bool), 0.0)  # every query sees at least itself with 0
     _attention_case(student, q, k, v, bias, "with B=2, nh=3, T=6, hd=8 and an additive mask of values "
                                             "between -3 and 0, one per head and query (B, nh, T, T)")
 

@@ -238,10 +238,16 @@ assert tuple(token_ids.shape) == (3, 2), f"k=2: expected token_ids of shape (3, 
 # %%
 cfg = bertlib.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                          intermediate_size=64)
-model = bertlib.BertForMaskedLM(cfg).eval()
 input_ids = torch.tensor([[1, 40, 41, 3, 42, 2]])  # pretend 1 = [CLS], 2 = [SEP], 3 = [MASK]
 labels = torch.tensor([[-100, -100, -100, 57, -100, -100]])  # the word that was masked at position 3
-with torch.no_grad():
-    out = model(input_ids, labels=labels)
-print(f"model's loss {out.loss.item():.4f}, yours {masked_lm_loss(out.logits, labels).item():.4f}, "
-      f"log V = {math.log(cfg.vocab_size):.4f}")
+try:
+    model = bertlib.BertForMaskedLM(cfg).eval()
+    with torch.no_grad():
+        out = model(input_ids, labels=labels)
+except RuntimeError as e:  # bertlib's MLM model is switched off while your notebook is graded
+    if "switched off" not in str(e):
+        raise
+    print("bertlib's MLM model is switched off while your notebook is graded: run this cell yourself to compare")
+else:
+    print(f"model's loss {out.loss.item():.4f}, yours {masked_lm_loss(out.logits, labels).item():.4f}, "
+          f"log V = {math.log(cfg.vocab_size):.4f}")
