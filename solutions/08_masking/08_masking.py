@@ -46,9 +46,11 @@ VOCAB_SIZE = 30522
 # Return a `bool` tensor shaped like `input_ids`, `True` at the selected positions. A position is
 # *eligible* when its id is not in `special_ids`; select each eligible position with probability
 # `mlm_probability` (the way transformers does it), or pick `round(mlm_probability × n)` of the
-# `n` eligible positions of each row (the way the original BERT code does it; Python's `round`, which
-# takes a half to the even number: `round(2.5) == 2`). Draw every random number from `generator`, and
-# from nothing else: another seed gives another selection. Do not change `input_ids`.
+# `n` eligible positions of each row (Python's `round`, which takes a half to the even number:
+# `round(2.5) == 2`). The second is close to the original BERT code, not the same: it counts `[CLS]` and
+# `[SEP]` in the length, takes at least 1 and caps the count at 20 (`max_predictions_per_seq`); here `n`
+# counts the eligible positions only, with no minimum and no cap. Draw every random number from
+# `generator`, and from nothing else: another seed gives another selection. Do not change `input_ids`.
 
 
 # %% solution select
