@@ -28,9 +28,10 @@ import time
 from pathlib import Path
 from statistics import mean
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from nbgrader_harness import Course, assignments, filled, load_mistakes, solution_answers, \
-    solution_submission
+from bertgrader.assignment import assignments, filled, solution_answers
+from bertgrader.trial import Course, load_mistakes, solution_submission
+
+REPO = Path(__file__).resolve().parents[1]  # the course these benchmarks grade a copy of
 
 A = "08_masking"
 CLASS_SIZE = 60
@@ -46,7 +47,7 @@ def build_class(course: Course) -> dict[str, float]:
     answers = solution_answers(source)
     points = {c.metadata["nbgrader"]["grade_id"]: float(c.metadata["nbgrader"]["points"])
               for c in source.cells if c.metadata.get("nbgrader", {}).get("grade")}
-    variants = [("solution", {}, [])] + [(n, m["cells"], m["loses"]) for n, m in load_mistakes(A).items()]
+    variants = [("solution", {}, [])] + [(n, m["cells"], m["loses"]) for n, m in load_mistakes(REPO, A).items()]
     expected = {}
     for i in range(CLASS_SIZE):
         name, cells, loses = variants[i % len(variants)]
@@ -115,11 +116,11 @@ def check_scores(run: dict, expected: dict[str, float], label: str) -> list[str]
 
 
 def main() -> int:
-    ids = assignments()
+    ids = assignments(REPO)
     load_before = os.getloadavg()[0]
     scaling_before = machine_scaling()
     with tempfile.TemporaryDirectory() as tmp:
-        course = Course(Path(tmp) / "course", ids)
+        course = Course(Path(tmp) / "course", ids, origin=REPO)
         course.generate("*")
         expected = build_class(course)
         the60 = ["--student", *sorted(expected)]  # not calib, who submitted A too

@@ -17,8 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from nbgrader_harness import Course, assignments, points, solution_submission
+from bertgrader.assignment import assignments, points
+from bertgrader.trial import Course, solution_submission
+
+REPO = Path(__file__).resolve().parents[1]  # the course these benchmarks grade a copy of
 
 TARGET = 1.2
 
@@ -45,9 +47,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
-    ids = assignments()
+    ids = assignments(REPO)
     with tempfile.TemporaryDirectory() as tmp:
-        course = Course(Path(tmp) / "course", ids)
+        course = Course(Path(tmp) / "course", ids, origin=REPO)
         course.generate("*")
         for a in ids:
             course.submit("bench", a, solution_submission(course, a))

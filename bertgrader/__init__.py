@@ -15,6 +15,7 @@ The grader's side (nbgrader's process):
 - ``switch_off``     a copy of bertlib with the functions an assignment asks for replaced by stubs
 - ``preprocessors``  nbgrader's side: ``TrustedExecute`` (autograde) and ``SafeFeedback`` (feedback)
 - ``feedback``       the feedback pages' HTML exporter: formulas typeset offline, nothing from the network
+- ``trial``          a throw-away copy of a course graded by real nbgrader (the grading tests and benchmarks)
 
 The class runner, ``python -m bertgrader <assignment|all> --workers N`` (``bertgrader/classes/``):
 - ``classes.run``          the command: plan, workers, progress, report
