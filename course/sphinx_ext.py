@@ -164,7 +164,7 @@ def _describe_figures(app, doctree, docname):
 
     from course.plots import png_text
 
-    for image in list(doctree.findall(nodes.image)):
+    for k, image in enumerate(list(doctree.findall(nodes.image))):
         uri = image.get("uri", "")
         if not uri.endswith(".png") or "://" in uri:
             continue
@@ -178,7 +178,7 @@ def _describe_figures(app, doctree, docname):
         image["alt"] = alt
         if isinstance(image.parent, nodes.figure):
             continue
-        figure = nodes.figure(classes=["course-figure"])
+        figure = nodes.figure(classes=["course-figure"], ids=[f"course-figure-{k}"])  # the writer wants an id
         image.replace_self(figure)
         figure += image
         if caption:

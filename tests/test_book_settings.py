@@ -95,6 +95,7 @@ def test_a_figure_carries_its_caption_and_alt_text_into_the_page(tmp_path):
     sphinx_ext._describe_figures(SimpleNamespace(srcdir=str(tmp_path)), doc, "page")
     described, plain = list(doc.findall(nodes.image))
     assert described["alt"] == alt and isinstance(described.parent, nodes.figure)
+    assert described.parent["ids"], "Sphinx's HTML writer warns about (and -W fails on) a figure without an id"
     assert described.parent.next_node(nodes.caption).astext() == "Two readers"
     assert "alt" not in plain and isinstance(plain.parent, nodes.container)
 

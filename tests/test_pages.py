@@ -147,10 +147,20 @@ class Tab:
         for fig in self.page.locator("[data-demo-figure]").all():
             fig.scroll_into_view_if_needed()
             fig.locator("svg.main-svg").first.wait_for()
-        self.page.wait_for_timeout(300)  # deferred scripts run and report their errors; the last layout pass
+        self.page.wait_for_timeout(300)  # deferred scripts run and report their errors
+        settle(self.page)
 
     def close(self):
         self.context.close()
+
+
+def settle(page):
+    """Once the fonts are in, page.js lays the page out one last time (what it does on every resize)."""
+    page.evaluate("""async () => {
+        await document.fonts.ready;
+        window.courseLayout();
+        await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    }""")
 
 
 # --- the checks, as JavaScript run in the page ----------------------------------------------------------------
@@ -243,6 +253,7 @@ def test_page(page, mode, book_html, browser, shots, report):
     try:
         p = tab.page
         p.screenshot(path=str(shots / f"{page.replace('/', '__')}-{mode}.png"), full_page=True)
+        settle(p)  # a full-page screenshot resizes the window for a moment; page.js lays it out again
         assert tab.external == [], f"{page}: {len(tab.external)} external request(s): {tab.external}"
         assert tab.errors == [], f"{page}: JavaScript errors: {tab.errors}"
         assert p.evaluate("document.documentElement.dataset.theme") == scheme, "the theme does not follow the OS"

@@ -30,6 +30,13 @@
 
   // --- formulas ------------------------------------------------------------------------------------------
   function fitMath() {
+    // an inline formula wider than the column (a phone) is scaled to the column too
+    Array.prototype.forEach.call(document.querySelectorAll(".bd-article mjx-container:not([display='true'])"), function (m) {
+      var col = (m.closest("p, li, td, dd, div") || article()).clientWidth;
+      m.style.fontSize = "";
+      var need = m.getBoundingClientRect().width;
+      if (col > 0 && need > col) m.style.fontSize = Math.max(50, Math.floor((col - 2) / need * 100)) + "%";
+    });
     Array.prototype.forEach.call(document.querySelectorAll(".bd-article mjx-container[display='true']"), function (m) {
       var box = m.parentElement;
       m.style.fontSize = "";
@@ -112,7 +119,7 @@
         if (!e.hasAttribute("aria-label")) {
           e.setAttribute("aria-label", describe(e) + ", scrolls sideways"); e.dataset.courseLabel = "1";
         }
-        if (!hint && e.tagName.toLowerCase() !== "table") {
+        if (!hint) {
           hint = document.createElement("div");
           hint.className = "course-scroll-hint";
           hint.setAttribute("aria-hidden", "true");
@@ -158,7 +165,14 @@
 
   // --- the theme's buttons: their accessible name contains their visible text (WCAG 2.5.3) ---------------------
   function nameButtons() {
-    Array.prototype.forEach.call(document.querySelectorAll("button[aria-label], a[aria-label]"), function (b) {
+    Array.prototype.forEach.call(document.querySelectorAll("button[aria-label], a[aria-label], summary[aria-label]"), function (b) {
+      // icons inside a named button are decoration: their <title> ("Light", "Dark") is not the button's name
+      Array.prototype.forEach.call(b.querySelectorAll("svg, i"), function (icon) {
+        icon.setAttribute("aria-hidden", "true");
+        icon.removeAttribute("role");
+        icon.removeAttribute("aria-labelledby");
+        Array.prototype.forEach.call(icon.querySelectorAll("title"), function (t) { t.remove(); });
+      });
       var text = (b.innerText || "").replace(/\s+/g, " ").trim();
       var name = b.getAttribute("aria-label");
       if (text && name && name.toLowerCase().indexOf(text.toLowerCase()) === -1) {
@@ -172,6 +186,7 @@
     if (pending) return;
     pending = window.requestAnimationFrame(function () {
       pending = 0;
+      nameButtons();  // again: Font Awesome swaps its <i> icons for <svg> after this script first ran
       fitMath();
       stackTables();
       zoomableFigures();
@@ -186,6 +201,8 @@
     layout();
     window.addEventListener("resize", layout);
     window.addEventListener("load", layout);
+    if (document.fonts && document.fonts.ready) document.fonts.ready.then(layout);
+    window.courseLayout = layout;  // static_demo.js calls it after a demo draws a new state
     Array.prototype.forEach.call(document.images, function (img) {
       if (!img.complete) img.addEventListener("load", layout);
     });

@@ -91,6 +91,7 @@
     this.caption.textContent = s.caption;
     this.html.innerHTML = s.html === undefined ? "" : pool[s.html];
     this.root.dataset.demoIndices = JSON.stringify(this.indices);
+    if (window.courseLayout) window.courseLayout();  // page.js: a wider table may now need its scroll hint
     if (this.figure) {
       if (s.data === undefined) {
         this.figure.style.display = "none";
