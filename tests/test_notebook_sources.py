@@ -211,3 +211,53 @@ def test_a_source_without_cells_is_refused(tmp_path, monkeypatch):
 def test_a_malformed_mistake_is_refused(tmp_path, monkeypatch, mistakes, message):
     with pytest.raises(builder.SourceError, match=message):
         _build(tmp_path, monkeypatch, GOOD, mistakes)
+
+
+# An assignment's visible tests (in its notebook) and hidden tests (in the grader) build their inputs with the
+# same functions, bertgrader/kernel/inputs.py (issue 21: 09's two copies of its batch builder had drifted
+# apart). A function both define is allowed only where the two sides must differ, each named here with why.
+CHECKS_ON_EACH_SIDE = {
+    ("04_embeddings", "_forward_on_sum"): "parts 2-3 with a correct part 1: a stand-in in the notebook, "
+                                          "call_standing_in in the grader",
+    ("05_cls_sep", "_as_lists"): "the visible test asserts, the grader checks what travelled back",
+    ("06_attention_masks", "_reference_padding_mask"): "bertlib's mask, the oracle (the visible test's stand-in)",
+    ("10_finetuning", "_span"): "the visible test asserts, the grader checks what travelled back",
+    ("10_finetuning", "_twin"): "builds the student's model in the notebook / in the kernel, from the grader",
+    ("10_finetuning", "_why"): "a message about a wrong span, on each side",
+    ("11_pretraining", "_check_schedule"): "the visible test asserts, the grader checks what travelled back",
+    ("11_pretraining", "_named_wrong"): "what the common mistakes compute: the messages' hints, on each side",
+    ("11_pretraining", "_uniform_loss"): "bertlib's loss of a model that learnt nothing, the oracle",
+    ("11_pretraining", "_updates"): "a plural in a message",
+    ("11_pretraining", "linear"): "the schedule written out, the oracle",
+}
+
+
+def _functions(path) -> set[str]:
+    import ast
+
+    return {n.name for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.FunctionDef)}
+
+
+def _imported_inputs(path) -> set[str]:
+    import ast
+
+    return {alias.name for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(n, ast.ImportFrom) and n.module == "bertgrader.kernel.inputs" for alias in n.names}
+
+
+@pytest.mark.parametrize("a", assignments())
+def test_visible_and_hidden_tests_share_their_input_builders(a):
+    source, hidden = SOLUTIONS / a / f"{a}.py", SOLUTIONS / a / builder.HIDDEN_TESTS
+    twins = sorted(_functions(source) & _functions(hidden) - {name for (x, name) in CHECKS_ON_EACH_SIDE if x == a})
+    assert not twins, (f"{a}: {twins} defined in both the notebook's source and its hidden tests: put an input "
+                       "builder in bertgrader/kernel/inputs.py, imported by both (or name why they differ above)")
+    assert _imported_inputs(source) == _imported_inputs(hidden), (
+        f"{a}: the notebook builds its inputs with {sorted(_imported_inputs(source))} of bertgrader.kernel.inputs, "
+        f"the hidden tests with {sorted(_imported_inputs(hidden))}")
+
+
+def test_every_shared_input_builder_is_used():
+    from bertgrader.kernel import inputs
+
+    used = set().union(*(_imported_inputs(SOLUTIONS / a / f"{a}.py") for a in assignments()))
+    assert set(inputs.__all__) == used, f"unused: {sorted(set(inputs.__all__) - used)}"

@@ -35,26 +35,8 @@ import bertlib
 from bertlib import BertConfig, build_attention_mask
 from bertlib.attention import BertSelfAttention
 from bertlib.encoder import BertLayer
-
-
-def _tiny(seed, module=BertLayer, **overrides):
-    # A small bertlib module (BertLayer or BertSelfAttention) with random weights, LayerNorms included, in
-    # eval mode: every term of the layer matters.
-    fields = dict(vocab_size=30, hidden_size=8, num_attention_heads=2, intermediate_size=16) | overrides
-    torch.manual_seed(seed)
-    m = module(BertConfig(**fields))
-    with torch.no_grad():
-        for sub in m.modules():
-            if isinstance(sub, torch.nn.LayerNorm):
-                sub.weight.normal_(1.0, 0.2)
-                sub.bias.normal_(0.0, 0.2)
-    return fields, m.eval()
-
-
-def _padding_mask(lengths, T):
-    # The additive mask bertlib's model gives every layer: (B, 1, 1, T), 0 for real keys, very negative for [PAD].
-    attention_mask = (torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]).long()  # (B, T)
-    return build_attention_mask(attention_mask, T, is_causal=False, dtype=torch.float32, device="cpu")
+from bertgrader.kernel.inputs import padding_mask as _padding_mask  # the tests' inputs (the hidden tests' too)
+from bertgrader.kernel.inputs import tiny_bert_module as _tiny
 
 
 # bertlib's versions of what you write here. The visible tests switch them off while your code runs, as

