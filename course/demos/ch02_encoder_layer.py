@@ -147,8 +147,8 @@ def layer_costs(config: BertConfig, T: int) -> dict:
 
 def plot_costs(config: BertConfig, lengths: Sequence[int], marks: Sequence[int] = (), axes=None):
     """Two panels over the sequence length T: multiply-adds per token, and numbers kept per layer."""
-    if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    if axes is None:  # stacked: each panel keeps its width on a phone
+        _, axes = plt.subplots(2, 1, figsize=(6.4, 6.4), sharex=True)
     T = np.asarray(lengths)
     costs = [layer_costs(config, int(t)) for t in T]
     per_token = {k: np.array([c[k] for c in costs]) / T for k in ("projections", "ffn", "attention")}
@@ -164,11 +164,11 @@ def plot_costs(config: BertConfig, lengths: Sequence[int], marks: Sequence[int] 
     for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("sequence length T")
         for m in marks:
             ax.axvline(m, color="gray", linewidth=0.8, linestyle=":")
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3, which="both")
+    axes[-1].set_xlabel("sequence length T")
     return axes
 
 
@@ -271,7 +271,7 @@ def special_token_shares(model, tokenizer, sentences: Sequence[str] = tuple(SENT
 
 def plot_special_shares(shares: dict, ax=None):
     if ax is None:
-        _, ax = plt.subplots(figsize=(7, 3.4))
+        _, ax = plt.subplots(figsize=(6.4, 3.4))
     layers = np.arange(1, len(shares["cls"]) + 1)
     ax.bar(layers - 0.2, shares["cls"], width=0.4, color=COLORS["bert"], label="weight on [CLS]")
     ax.bar(layers - 0.2, shares["sep"], width=0.4, bottom=shares["cls"], color=COLORS["heads"],
