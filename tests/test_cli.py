@@ -3,7 +3,8 @@ import argparse
 
 import pytest
 
-from bertlib.training import experiments, finetune, pretrain
+from bertlib.training import finetune, pretrain
+from projects.pretraining_experiments import experiments
 
 
 @pytest.mark.parametrize("module", [pretrain, finetune, experiments], ids=lambda m: m.__name__)
@@ -19,13 +20,14 @@ def test_every_option_has_help_text(module, monkeypatch):
         module.main([])
     (parser,) = parsers
     # the documented command: bertlib.pretrain is a two-line module that runs bertlib.training.pretrain's main
-    assert parser.prog == f"python -m {module.__name__.replace('.training', '')}"
+    # experiments: python -m projects.pretraining_experiments, the project's own __main__
+    assert parser.prog == f"python -m {module.__name__.replace('.training', '').removesuffix('.experiments')}"
     assert parser.description, "the command says what it does"
     undocumented = [a.option_strings[-1] if a.option_strings else a.dest for a in parser._actions if not a.help]
     assert undocumented == [], f"options without help text in {module.__name__}: {undocumented}"
 
 
-@pytest.mark.parametrize("name", ["pretrain", "finetune", "experiments"])
+@pytest.mark.parametrize("name", ["pretrain", "finetune"])
 def test_documented_command_runs_the_training_module(name):
     """``python -m bertlib.NAME`` (README, chapters) stays the command: its module only runs the main of
     ``bertlib.training.NAME``, and bertlib's top level holds nothing else of the applications."""
@@ -66,3 +68,15 @@ def test_pretrain_options_are_generated_from_its_config():
         assert getattr(cfg, f.name) == expected, f"{flag} did not reach PretrainConfig.{f.name}"
         others = {k: v for k, v in dataclasses.asdict(cfg).items() if k != f.name}
         assert others == {k: v for k, v in dataclasses.asdict(default).items() if k != f.name}, flag
+
+
+def test_the_experiments_are_a_project_beside_the_library():
+    """Chapter 11's experiments run as ``python -m projects.pretraining_experiments``; bertlib holds no module of
+    theirs (issue 21 section 3: the library's applications apart, as minGPT keeps ``projects/``)."""
+    import importlib
+    import importlib.util
+
+    entry = importlib.import_module("projects.pretraining_experiments.__main__")
+    assert entry.main is experiments.main
+    for gone in ("bertlib.experiments", "bertlib.training.experiments", "bertlib.training.synthetic"):
+        assert importlib.util.find_spec(gone) is None, gone

@@ -16,7 +16,8 @@ import pytest
 import torch
 
 from bertlib import BertConfig, BertForPreTraining, BertTokenizer
-from bertlib.training import checkpoint, experiments, finetune, pretrain
+from bertlib.training import checkpoint, finetune, pretrain
+from projects.pretraining_experiments import experiments
 from bertlib.training.pretrain import PretrainConfig, PretrainingData, TrainingInterrupted, save_checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ import pytest
 BERTLIB = Path(__file__).resolve().parent.parent / "bertlib"
 DATA_CODE = ("tokenizer", "masking", "nsp", "collate", "io")
 MODEL_CODE = ("activations", "attention", "config", "embeddings", "encoder", "heads", "modeling", "params", "weights")
-COMMANDS = ("pretrain", "finetune", "experiments")  # the documented commands, bertlib.training.<name>
+COMMANDS = ("pretrain", "finetune")  # the documented commands, bertlib.training.<name>
 
 
 def imported(path: Path) -> set[str]:
@@ -47,13 +47,21 @@ def test_the_top_level_never_imports_the_training_code(name):
 @pytest.mark.parametrize("path", sorted((BERTLIB / "training").glob("*.py")), ids=lambda p: p.name)
 def test_a_part_of_training_never_imports_a_command(path):
     """pretrain.py and finetune.py are runs and their commands: the parts they are made of (data, objective,
-    tasks, metrics, ...) never import them back. experiments.py, itself a command, runs the other two."""
-    allowed = {"experiments": {"pretrain", "finetune"}}.get(path.stem, set())
+    tasks, metrics, ...) never import them back."""
     commands = {m.removeprefix("training.") for m in imported(path)} & set(COMMANDS)
-    assert commands <= allowed, f"training/{path.name} imports the command(s) {sorted(commands - allowed)}"
+    assert not commands, f"training/{path.name} imports the command(s) {sorted(commands)}"
+
+
+@pytest.mark.parametrize("path", sorted(BERTLIB.rglob("*.py")), ids=lambda p: str(p.relative_to(BERTLIB)))
+def test_the_library_never_imports_its_applications(path):
+    """Chapter 11's experiments (projects/) import bertlib; bertlib never imports them (issue 21 section 3)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level]
+    assert not [m for m in names if m.split(".")[0] in ("projects", "course")], f"{path} imports {names}"
 
 
 def test_the_checker_sees_an_import():
     assert "weights" in imported(BERTLIB / "modeling.py")
     assert "masking" in imported(BERTLIB / "heads.py")
-    assert "training.pretrain" in imported(BERTLIB / "training" / "experiments.py")
+    assert "training.pretrain" in imported(BERTLIB / "pretrain.py")

@@ -13,7 +13,7 @@ import torch
 
 from bertlib.training.corpus import Document, load_documents, split_documents, split_sentences
 from bertlib.training.loop import linear_schedule
-from bertlib.training.synthetic import cloze_sentences
+from projects.pretraining_experiments.synthetic import cloze_sentences
 from bertlib.training.pretrain import PretrainConfig, load_pretraining_data, pretrain
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,8 +20,8 @@ Held-out data is split *by document group*, never by sentence: a group is a top-
 leading underscore dropped (``email.mime.text`` and ``email.parser`` are one group, ``_pyio`` and ``io`` are
 one group, each pydoc topic its own), so that near-copies of a held-out text are never trained on.
 
-The small seeded generators the experiments use where real text cannot guarantee a property are in
-``bertlib.training.synthetic``.
+The small seeded generators chapter 11's experiments use where real text cannot guarantee a property are in
+``projects/pretraining_experiments/synthetic.py``, beside the library.
 """
 from __future__ import annotations
 
@@ -138,7 +138,8 @@ def stdlib_modules(root: Path | None = None):
     """(module name, parsed source) of each module of the standard library that documents the library, in path
     order: its own tests, applications and vendored code (``_SKIP_TOP``, ``_SKIP_PART``) are left out, and a
     file that does not parse is skipped. Read with ``ast``, nothing is imported. The corpus and the
-    fine-tuning datasets (``datasets/build_datasets.py``) both read the library through this."""
+    fine-tuning datasets (``projects/pretraining_experiments/datasets/build_datasets.py``) both read the library
+    through this."""
     root = stdlib_root() if root is None else Path(root)
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root)

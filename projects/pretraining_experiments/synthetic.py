@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from ..tokenizer import DEFAULT_SPECIAL_TOKENS
+from bertlib.tokenizer import DEFAULT_SPECIAL_TOKENS
 
 # ----------------------------------------------------------------------------- experiment 1: a cloze
 # Animals, each with verbs only it does: in "the [MASK] barks at the fox" the answer is fixed by a word to

@@ -1,11 +1,11 @@
-"""Write the three fine-tuning datasets in this folder (``bertlib/training/datasets/``, shipped as package data)
-from text that ships with Python (no download).
+"""Write the three fine-tuning datasets into ``bertlib/training/datasets/`` (shipped there as package data: the
+library's ``finetune`` command reads them) from text that ships with Python (no download).
 
-    python bertlib/training/datasets/build_datasets.py          # rewrites */{train,test}.jsonl here
+    python projects/pretraining_experiments/datasets/build_datasets.py   # rewrites bertlib/training/datasets/*/{train,test}.jsonl
 
 The files in the repository were written by this script under CPython 3.11.7; another Python version
 gives slightly different files (its documentation differs), which is why the files are shipped rather
-than rebuilt at run time. See README.md here for what each file holds, where it comes from, its licence.
+than rebuilt at run time. See bertlib/training/datasets/README.md for what each file holds, where it comes from, its licence.
 """
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[2]))  # the repository root, above bertlib/training/datasets/
+ROOT = Path(__file__).resolve().parents[3]  # the repository root, above projects/pretraining_experiments/datasets/
+sys.path.insert(0, str(ROOT))
+OUT = ROOT / "bertlib" / "training" / "datasets"  # bertlib.training.task_data.DATA_DIR
 
 from bertlib.training.corpus import split_sentences, stdlib_modules  # noqa: E402
 
@@ -159,7 +160,7 @@ def function_qa(files, rng):
 
 
 def write(name, train, test):
-    folder = HERE / name
+    folder = OUT / name
     folder.mkdir(exist_ok=True)
     for split, rows in (("train", train), ("test", test)):
         with open(folder / f"{split}.jsonl", "w", encoding="utf-8") as f:
