@@ -1,10 +1,11 @@
 """Chapter 11's training runs, computed once and kept, keyed by everything they depend on.
 
-Each run of the catalogue ``RUNS`` is a call of a bertlib function (the default pretraining run, the five
-experiments, the fine-tunings). ``result(name)`` gives its result: from ``_build/.runs`` when a run with the
+Each run of the catalogue ``RUNS`` is a call of a bertlib function (the default pretraining run, the fine-tunings)
+or of chapter 11's experiments (``projects/pretraining_experiments``, beside the library: the five experiments). ``result(name)`` gives its result: from ``_build/.runs`` when a run with the
 same inputs was computed before, else computed there and then and stored. The key of a run is a hash of
 its function (and its source, for the two defined here), its arguments, the keys of the runs it builds on, and
-the code that computes it (every file of bertlib, the demo hook, the Python, torch and MiniLM versions), so
+the code that computes it (every file of bertlib and of the experiments' project, the demo hook, the Python,
+torch and MiniLM versions), so
 a change to any of them computes the run again and nothing stale is ever read.
 
 ``make book`` computes every run before Jupyter Book executes the chapter (``python -m course.build``: both
@@ -26,11 +27,15 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PROJECT = ROOT / "projects" / "pretraining_experiments"  # chapter 11's experiments: not in the installed package
+if str(ROOT) not in sys.path:  # so the book imports them from this repository (``projects.pretraining_experiments``)
+    sys.path.insert(0, str(ROOT))
 CACHE = Path(os.environ.get("BOOK_RUNS_DIR", ROOT / "_build" / ".runs"))
 CHECKPOINT = "<the default run's checkpoint>"  # in a run's arguments: the folder the default run wrote
 
 FEW = 100  # labelled sentences for the few-label comparison with MiniLM
-FEW_SEEDS = (0, 1)  # the seeds of the few-label runs
+FEW_SEEDS = (0, 1, 2)  # its seeds: those of experiment 5, whose pretrained runs at FEW labels are the tiny side
+FEW_EPOCHS = 10  # experiment 5's passes over a few labels
 QA_TRAIN = 1000  # a sample of function_qa's training questions: a CPU budget
 
 
@@ -57,24 +62,21 @@ def _finetune(task, model, **kwargs) -> Run:
     return Run("bertlib.training.finetune:finetune_task", {"task": task, "model": model, **kwargs}, cost, after)
 
 
-E = "bertlib.training.experiments:"
+E = "projects.pretraining_experiments.experiments:"
 RUNS: dict[str, Run] = {
     "pretraining": Run("course.runs:default_pretraining", {}, 450),
     "step timings": Run("course.runs:step_timings", {}, 50),
     "experiment 1": Run(E + "bidirectional", {}, 60),
-    "experiment 2": Run(E + "mask_mismatch", {}, 210),
-    "experiment 3": Run(E + "mask_rate", {}, 200),
-    "experiment 4": Run(E + "nsp", {}, 110),
-    "experiment 5": Run(E + "few_labels", {"model": CHECKPOINT}, 110, ("pretraining",)),
-    "minilm code_spans": _finetune("code_spans", "minilm", train_size=FEW, epochs=10, baselines=False, cost=130),
+    "experiment 2": Run(E + "mask_mismatch", {}, 250),
+    "experiment 3": Run(E + "mask_rate", {}, 220),
+    "experiment 4": Run(E + "nsp", {}, 120),
+    "experiment 5": Run(E + "few_labels", {"model": CHECKPOINT, "seeds": FEW_SEEDS, "epochs": FEW_EPOCHS}, 150,
+                        ("pretraining",)),
     **{f"minilm docstring_topics seed {s}": _finetune("docstring_topics", "minilm", train_size=FEW, seed=s,
-                                                      epochs=10, baselines=False, cost=110) for s in FEW_SEEDS},
-    **{f"tiny docstring_topics seed {s}": _finetune("docstring_topics", CHECKPOINT, train_size=FEW, seed=s,
-                                                    epochs=10, baselines=False, cost=5) for s in FEW_SEEDS},
-    "tiny code_spans": _finetune("code_spans", CHECKPOINT, train_size=FEW, epochs=10, baselines=False, cost=5),
-    **{f"{task} {name}": _finetune(task, source, tokenizer_dir=CHECKPOINT,
+                                                      epochs=FEW_EPOCHS, baselines=False, cost=90) for s in FEW_SEEDS},
+    **{f"{task} {name}": _finetune(task, source, tokenizer_dir=CHECKPOINT, epochs=epochs,
                                    train_size=QA_TRAIN if task == "function_qa" else None, cost=cost)
-       for task, cost in (("docstring_topics", 55), ("code_spans", 45), ("function_qa", 35))
+       for task, epochs, cost in (("docstring_topics", 4, 30), ("code_spans", 4, 25), ("function_qa", None, 35))
        for name, source in (("pretrained tiny", CHECKPOINT), ("from scratch", "scratch"))},
 }
 
@@ -88,10 +90,18 @@ def default_pretraining(progress: bool = False, out: Path | None = None) -> dict
 
     cfg = PretrainConfig()
     snapshots = FillMaskSnapshots(load_pretraining_data().tokenizer, every=cfg.eval_every)
-    result = pretrain(cfg, out=out, progress=progress, on_step=snapshots)
+    first = {}
+
+    def on_step(step, model, batch):  # reads, changes nothing: the run is the run without it
+        if step == 0:
+            first.update({k: v.clone() for k, v in batch.items()})  # the run's first batch, as it trained on it
+        snapshots(step, model, batch)
+
+    result = pretrain(cfg, out=out, progress=progress, on_step=on_step)
     snapshots.record(cfg.steps, result.model)  # the trained model (on_step runs before each update)
     snapshots.encodings = []  # the prompts' tensors: rebuilt from the prompts when needed, not stored
-    return {"metrics": result.metrics, "history": result.history, "snapshots": snapshots, "load": os.getloadavg()[0]}
+    return {"metrics": result.metrics, "history": result.history, "snapshots": snapshots, "first_batch": first,
+            "load": os.getloadavg()[0]}
 
 
 def step_timings(progress: bool = False, steps: int = 6) -> dict:
@@ -143,6 +153,7 @@ def _code_version() -> str:
     """A hash of everything a run's result depends on besides its arguments."""
     h = hashlib.sha256()
     files = sorted((ROOT / "bertlib").rglob("*.py")) + sorted((ROOT / "bertlib").rglob("*.jsonl"))
+    files += sorted(PROJECT.rglob("*.py"))  # the experiments
     files += [ROOT / "course" / "demos" / "ch11_pretraining.py"]  # the default run's hook
     for f in files:
         h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")

@@ -86,15 +86,17 @@ def test_a_failed_run_stores_nothing(scratch_runs, monkeypatch):
     assert not [p for p in runs.CACHE.iterdir() if p.is_dir()], "a half-made entry was left behind"
 
 
-def test_the_code_version_covers_bertlib_and_the_demo_hook():
+def test_the_code_version_covers_bertlib_the_experiments_and_the_demo_hook():
     """Every file whose change can change a run's result is hashed."""
     import inspect
 
     source = inspect.getsource(runs._code_version)
     assert '"bertlib"' in source and "ch11_pretraining.py" in source and "torch.__version__" in source
+    assert "PROJECT" in source and runs.PROJECT == ROOT / "projects" / "pretraining_experiments"
     for name, run in runs.RUNS.items():
         module = run.func.split(":")[0]
-        assert module.startswith("bertlib.") or module == "course.runs", f"{name}: {module} is not hashed"
+        assert (module.startswith(("bertlib.", "projects.pretraining_experiments.")) or module == "course.runs"), (
+            f"{name}: {module} is not hashed")
 
 
 def test_a_run_defined_here_is_keyed_by_its_own_source(scratch_runs, monkeypatch):

@@ -1,14 +1,46 @@
-"""The five experiments of chapter 11 (bertlib.training.experiments) on small budgets: each returns the table the book
-plots, the same seed gives the same table (also in a worker process of the book's build), and the
-cheapest one shows its effect."""
+"""The five experiments of chapter 11 (projects/pretraining_experiments) on small budgets: each returns the table
+the book plots, the same seed gives the same table (also in a worker process of the book's build), and the
+cheapest one shows its effect; ``compare``, the interval over seeds the chapter's wording follows."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from bertlib.training import experiments as E
-from course.build import worker_pool
 from bertlib.training.pretrain import PretrainConfig, pretrain
+from course.build import worker_pool
+from projects.pretraining_experiments import experiments as E
+
+
+@pytest.mark.parametrize("df, quantile", [(1, 12.7062047), (2, 4.3026527), (4, 2.7764451), (9, 2.2621572),
+                                          (30, 2.0422725)])
+def test_t_quantile_is_students(df, quantile):
+    """The 97.5% quantiles of Student's t, as printed in every table (scipy.stats.t.ppf(0.975, df))."""
+    assert E._t_quantile(0.975, df) == pytest.approx(quantile, abs=1e-6)
+
+
+def test_compare_says_larger_only_when_the_interval_excludes_zero():
+    sure = E.compare([0.90, 0.80, 0.85], [0.10, 0.20, 0.15])  # differences 0.8, 0.6, 0.7: sd 0.1
+    assert sure["difference"] == pytest.approx(0.7) and sure["spread"] == pytest.approx(0.1)
+    assert sure["half_width"] == pytest.approx(4.3026527 * 0.1 / 3 ** 0.5, rel=1e-6)
+    assert sure["low"] > 0 and sure["verdict"] == "larger"
+    assert E.compare([0.10, 0.20, 0.15], [0.90, 0.80, 0.85])["verdict"] == "smaller"
+    # the same mean gap, but the seeds disagree: the interval spans zero
+    unsure = E.compare([0.60, 0.50, 0.70], [0.50, 0.55, 0.45])
+    assert unsure["difference"] > 0 and unsure["low"] < 0 < unsure["high"] and unsure["verdict"] == "no difference"
+    # two seeds: the t quantile of one degree of freedom makes a small gap unreadable
+    assert E.compare([0.55, 0.56], [0.53, 0.52])["verdict"] == "no difference"
+
+
+def test_compare_against_a_number_and_its_errors():
+    r = E.compare([0.12, 0.14, 0.13], 0.125)  # against chance
+    assert r["mean_b"] == 0.125 and r["verdict"] == "no difference"
+    assert E.compare([0.5, 0.5], [0.4, 0.4])["half_width"] == 0.0  # no spread: the difference itself
+    with pytest.raises(ValueError, match="pair them"):
+        E.compare([0.1, 0.2], [0.1])
+    with pytest.raises(ValueError, match="at least 2"):
+        E.compare([0.1], [0.2])
+    with pytest.raises(ValueError, match="confidence"):
+        E.compare([0.1, 0.2], [0.2, 0.3], confidence=1.5)
 
 
 @pytest.mark.full  # a minute of training: make check runs it, make test does not
@@ -33,14 +65,23 @@ def test_same_seed_same_table_also_in_a_build_worker():
         assert {k: v for k, v in a.items() if k != "final_loss"} == b
 
 
-def test_mask_mismatch_scores_both_recipes_fine_tuned_feature_based_and_without_mask():
-    r = E.mask_mismatch(steps=4, batch_size=16, match_every=2, train_size=32)
-    assert [(row["masking"], row["steps"]) for row in r["rows"]] == [
-        ("80/10/10", 4), ("80/10/10", r["matched_step"]), ("100% [MASK]", 4)]
-    assert r["matched_step"] in (2, 4)
+def test_mask_mismatch_probes_both_recipes_over_seeds_and_transfers_with_references():
+    r = E.mask_mismatch(steps=4, batch_size=16, match_every=2, match_pairs=64, train_size=32, seeds=(0, 1))
+    kinds = [("80/10/10", "same step"), ("80/10/10", "matched skill"), ("100% [MASK]", "same step")]
+    assert [(row["seed"], row["masking"], row["at"]) for row in r["rows"]] == [(s, *k) for s in (0, 1) for k in kinds]
     for row in r["rows"]:
-        assert all(0.0 <= row[k] <= 1.0 for k in ("copy", "repair", "masked", "fine_tuned", "feature_based")), row
-    assert 0.0 < r["baseline"] < 1.0
+        assert row["steps"] == 4 or (row["at"] == "matched skill" and row["steps"] in (2, 4)), row
+        keys = ("copy", "repair", "masked") + (("fine_tuned", "feature_based") if row["at"] == "same step" else ())
+        assert all(0.0 <= row[k] <= 1.0 for k in keys), row
+        assert row["at"] == "same step" or "fine_tuned" not in row  # the transfer: at the end of both runs only
+    assert [ref["seed"] for ref in r["references"]] == [0, 1]
+    assert all(0.0 <= ref[k] <= 1.0 for ref in r["references"] for k in ("untrained", "word_lookup", "all_O"))
+    assert 0.0 < r["baseline"] < 1.0 and r["train_size"] == 32
+
+
+def test_mask_mismatch_without_transfer_only_probes():
+    r = E.mask_mismatch(steps=2, batch_size=8, match_every=1, match_pairs=16, seeds=(3,), transfer=False)
+    assert r["references"] == [] and not any("fine_tuned" in row for row in r["rows"])
 
 
 def test_feature_based_fine_tuning_trains_only_the_head(monkeypatch):
@@ -71,10 +112,11 @@ def test_mask_rate_defaults_are_the_rates_the_chapters_name():
     assert inspect.signature(E.mask_rate).parameters["rates"].default == (0.05, 0.15, 0.25, 0.40)
 
 
-def test_mask_rate_trains_each_rate_and_evaluates_at_15_percent():
-    r = E.mask_rate(rates=(0.05, 0.4), steps=3, batch_size=16)
-    assert [row["mask_prob"] for row in r["rows"]] == [0.05, 0.4]
+def test_mask_rate_trains_each_rate_and_seed_and_evaluates_at_15_percent():
+    r = E.mask_rate(rates=(0.05, 0.4), steps=3, batch_size=16, seeds=(0, 1))
+    assert [(row["seed"], row["mask_prob"]) for row in r["rows"]] == [(0, 0.05), (0, 0.4), (1, 0.05), (1, 0.4)]
     assert r["rows"][1]["predictions_per_step"] == pytest.approx(8 * r["rows"][0]["predictions_per_step"])
+    assert r["rows"][0]["heldout_mlm_loss"] != r["rows"][2]["heldout_mlm_loss"]  # another seed, another run
     assert 0.0 < r["baseline"] < 1.0
 
 

@@ -108,7 +108,10 @@ ALLOWED_AT: dict[tuple[str, str], str] = {
     ("chapters/11_pretraining.md", "| 128 for 90% of the steps, then 512 |"): "the paper's column (appendix A.2)",
     ("chapters/11_pretraining.md", "| 256 sequences |"): "the paper's column (appendix A.2)",
     ("chapters/11_pretraining.md", "| 1e-4, 10,000 steps |"): "the paper's column (appendix A.2)",
-    ("chapters/11_pretraining.md", "| N(0, 0.02) |"): "the paper's column (BertConfig.base().initializer_range)",
+    ("chapters/11_pretraining.md", "| N(0, 0.02), truncated at two standard deviations |"): "the original's column "
+     "(BertConfig.base().initializer_range; modeling.py's truncated_normal_initializer)",
+    ("chapters/11_pretraining.md", "| global norm 1.0 |"): "the original's column (optimization.py, "
+     "clip_by_global_norm(grads, clip_norm=1.0))",
     ("chapters/11_pretraining.md", "0.02 suits BERT-Base's width 768"): "BERT-Base's published width and "
      "initialisation (paper §3, appendix A.2)",
     ("chapters/11_pretraining.md", "| dropout | 0.1 |"): "the paper's column (appendix A.2)",

@@ -24,31 +24,32 @@ def test_readme_python_example_runs():
 # (WALL_CLOCK) are the machine's, not the code's: CI's build ran the default pretraining in 212 s where this
 # machine's took 253 s, so the README's time must be a whole number of seconds and is not compared.
 RESULT_PHRASES = [
-    "| MLM top-1 {ch10_mlm_accuracy:.3f}, NSP {ch10_nsp_accuracy:.3f} | {ch10_mlm_unigram_baseline:.3f} (always "
-    "{ch10_top_token}), {ch10_nsp_majority_baseline:.3f} (majority) | {ch10_seconds:.0f} s |",
-    "| `docstring_topics`, accuracy | majority {ch10_base_docstring_topics_majority:.3f}, bag of words "
-    "{ch10_base_docstring_topics_bag_of_words:.3f} | {ch10_ft_docstring_topics_scratch:.3f} | "
-    "{ch10_ft_docstring_topics_pre:.3f} | |",
-    "| `docstring_topics` with {ch10_few} labels, accuracy (2 seeds) | | | {ch10_few_tiny:.3f} | "
-    "{ch10_few_minilm:.3f} |",
-    "| `code_spans`, span F1 | all O {ch10_base_code_spans_all_O:.3f}, word lookup "
-    "{ch10_base_code_spans_word_lookup:.3f} | {ch10_ft_code_spans_scratch:.3f} | {ch10_ft_code_spans_pre:.3f} | |",
-    "| `code_spans` with {ch10_few} labels, span F1 (seed 0) | | | {ch10_spans_tiny:.3f} | {ch10_spans_minilm:.3f} |",
-    "| `function_qa` ({ch10_qa_train:,} training questions), exact match | first entry "
-    "{ch10_base_function_qa_first_entry:.3f}, word overlap "
-    "{ch10_qa_overlap:.3f} | {ch10_ft_function_qa_scratch:.3f} | {ch10_ft_function_qa_pre:.3f} | |",
-    "batch {ch10_minilm_batch}, {ch10_minilm_epochs} epochs)",
-    "bidirectional {ch10_e1_bi_right:.3f} against causal {ch10_e1_causal_right:.3f} (chance {ch10_e1_chance:.3f})",
-    "80/10/10 against 100% `[MASK]`, same steps: MLM {ch10_e2_masked_8:.3f} / {ch10_e2_masked_1:.3f}, `code_spans` "
-    "F1 fine-tuned {ch10_e2_fine_tuned_8:.3f} / {ch10_e2_fine_tuned_1:.3f}, feature-based "
-    "{ch10_e2_feature_based_8:.3f} / {ch10_e2_feature_based_1:.3f}; at matched MLM skill 80/10/10 names the "
-    "visible piece {ch10_e2_copy_8m:.3f} of the time on clean input against {ch10_e2_copy_1:.3f}",
-    "held-out MLM {ch10_e3_5:.3f} / {ch10_e3_15:.3f} / {ch10_e3_25:.3f} / {ch10_e3_40:.3f}",
-    "MLM + NSP {ch10_e4_nsp:.3f} against MLM only {ch10_e4_mlm:.3f}",
-    "with {ch10_e5_small} labels pretrained {ch10_e5_pre_small:.3f} against scratch {ch10_e5_scr_small:.3f}, with "
-    "{ch10_e5_large} labels {ch10_e5_pre_large:.3f} against {ch10_e5_scr_large:.3f}",
+    "| MLM top-1 {pretrain_mlm_accuracy:.3f}, NSP {pretrain_nsp_accuracy:.3f} | {pretrain_mlm_unigram_baseline:.3f} (always "
+    "{pretrain_top_token}), {pretrain_nsp_majority_baseline:.3f} (majority) | {pretrain_seconds:.0f} s |",
+    "| `docstring_topics`, accuracy | majority {pretrain_base_docstring_topics_majority:.3f}, bag of words "
+    "{pretrain_base_docstring_topics_bag_of_words:.3f} | {pretrain_ft_docstring_topics_scratch:.3f} | "
+    "{pretrain_ft_docstring_topics_pre:.3f} | |",
+    "| `docstring_topics` with {pretrain_few} labels, accuracy ({pretrain_few_n} seeds) | | | {pretrain_few_tiny:.3f} | "
+    "{pretrain_few_minilm:.3f} |",
+    "| `code_spans`, span F1 | all O {pretrain_base_code_spans_all_O:.3f}, word lookup "
+    "{pretrain_base_code_spans_word_lookup:.3f} | {pretrain_ft_code_spans_scratch:.3f} | {pretrain_ft_code_spans_pre:.3f} | |",
+    "| `function_qa` ({pretrain_qa_train:,} training questions), exact match | first entry "
+    "{pretrain_base_function_qa_first_entry:.3f}, word overlap "
+    "{pretrain_qa_overlap:.3f} | {pretrain_ft_function_qa_scratch:.3f} | {pretrain_ft_function_qa_pre:.3f} | |",
+    "{pretrain_ft_epochs} epochs on the topics and the code spans; MiniLM with the paper's learning rate "
+    "{pretrain_minilm_lr:g} and batch {pretrain_minilm_batch}, but {pretrain_few_epochs} epochs over its {pretrain_few} labels)",
+    "bidirectional {pretrain_e1_bi_right:.3f} against causal {pretrain_e1_causal_right:.3f} (chance {pretrain_e1_chance:.3f})",
+    "80/10/10 against 100% `[MASK]`, same steps: MLM {pretrain_e2_masked_a:.3f} / {pretrain_e2_masked_b:.3f}, `code_spans` "
+    "F1 fine-tuned {pretrain_e2_fine_tuned_a:.3f} / {pretrain_e2_fine_tuned_b:.3f}, feature-based "
+    "{pretrain_e2_feature_based_a:.3f} / {pretrain_e2_feature_based_b:.3f} (no pretraining {pretrain_e2_untrained:.3f}, "
+    "word lookup {pretrain_e2_lookup:.3f}); at matched MLM skill 80/10/10 names the visible piece "
+    "{pretrain_e2_copy_matched_a:.3f} of the time on clean input against {pretrain_e2_copy_matched_b:.3f}",
+    "held-out MLM {pretrain_e3_5:.3f} / {pretrain_e3_15:.3f} / {pretrain_e3_25:.3f} / {pretrain_e3_40:.3f}",
+    "MLM + NSP {pretrain_e4_nsp:.3f} against MLM only {pretrain_e4_mlm:.3f}",
+    "with {pretrain_e5_small} labels pretrained {pretrain_e5_pre_small:.3f} against scratch {pretrain_e5_scr_small:.3f}, with "
+    "{pretrain_e5_large} labels {pretrain_e5_pre_large:.3f} against {pretrain_e5_scr_large:.3f}",
 ]
-WALL_CLOCK = {"ch10_seconds"}
+WALL_CLOCK = {"pretrain_seconds"}
 BUILD = README.parent / "_build" / "jupyter_execute" / "chapters"
 FIELD = re.compile(r"\{(\w+)(?::([^}]*))?\}")
 
@@ -107,7 +108,7 @@ def test_readme_results_match_the_last_book_build():
     if not builds:
         pytest.fail("no book build here (_build/jupyter_execute): run `make book` first (`make check` does)")
     figures = recorded_figures(builds[-1])
-    assert "ch10_mlm_accuracy" in figures, f"{builds[-1]} holds no pretraining figures"
+    assert "pretrain_mlm_accuracy" in figures, f"{builds[-1]} holds no pretraining figures"
     bad = readme_mismatches(README.read_text(encoding="utf-8"), figures)
     assert not bad, ("README.md disagrees with the last book build; with that build's figures it would read:\n"
                      + "\n".join(bad))
@@ -116,13 +117,13 @@ def test_readme_results_match_the_last_book_build():
 def test_the_readme_check_catches_a_drift():
     """The comparison itself: a changed figure is caught, an unrecorded key is free, formats are applied."""
     text = "| MLM top-1 0.289, NSP 0.674 | 0.044 (always `.`), 0.528 (majority) | 211 s |"
-    figures = {"ch10_mlm_accuracy": 0.28935, "ch10_nsp_accuracy": 0.67385, "ch10_mlm_unigram_baseline": 0.04388,
-               "ch10_top_token": "`.`", "ch10_nsp_majority_baseline": 0.52830, "ch10_seconds": 211.2}
+    figures = {"pretrain_mlm_accuracy": 0.28935, "pretrain_nsp_accuracy": 0.67385, "pretrain_mlm_unigram_baseline": 0.04388,
+               "pretrain_top_token": "`.`", "pretrain_nsp_majority_baseline": 0.52830, "pretrain_seconds": 211.2}
     assert phrase_pattern(" ".join(RESULT_PHRASES[0].split()), figures)[0].search(text)
-    assert not phrase_pattern(" ".join(RESULT_PHRASES[0].split()), {**figures, "ch10_nsp_accuracy": 0.671})[0].search(text)
+    assert not phrase_pattern(" ".join(RESULT_PHRASES[0].split()), {**figures, "pretrain_nsp_accuracy": 0.671})[0].search(text)
     # a build's wall-clock time is its machine's: another time still matches, a missing one does not
-    assert phrase_pattern(" ".join(RESULT_PHRASES[0].split()), {**figures, "ch10_seconds": 353.0})[0].search(text)
+    assert phrase_pattern(" ".join(RESULT_PHRASES[0].split()), {**figures, "pretrain_seconds": 353.0})[0].search(text)
     assert not phrase_pattern(" ".join(RESULT_PHRASES[0].split()), figures)[0].search(text.replace("211 s", "s"))
     pattern, free = phrase_pattern(" ".join(RESULT_PHRASES[0].split()), {k: v for k, v in figures.items()
-                                                                         if k != "ch10_top_token"})
-    assert free == ["ch10_top_token"] and pattern.search(text)
+                                                                         if k != "pretrain_top_token"})
+    assert free == ["pretrain_top_token"] and pattern.search(text)

@@ -23,7 +23,7 @@ from course.demos import ch07_mlm as ch06
 from course.demos import ch08_masking as ch07
 from course.demos import ch09_nsp as ch08
 from course.demos import ch10_finetuning as ch09
-from course.demos import ch11_pretraining as ch10
+from course.demos import ch11_pretraining as pretraining_demo
 
 try:  # bertlib's training code is moving into bertlib.training
     from bertlib.training.pretrain import PretrainConfig, load_pretraining_data, pretrain
@@ -330,14 +330,14 @@ TINY = PretrainConfig(steps=30, batch_size=16, seq_len=32, hidden_size=32, num_h
 @pytest.fixture(scope="module")
 def tiny_run():
     data = load_pretraining_data()
-    snapshots = ch10.FillMaskSnapshots(data.tokenizer, every=TINY.eval_every)
+    snapshots = pretraining_demo.FillMaskSnapshots(data.tokenizer, every=TINY.eval_every)
     with_hook = pretrain(TINY, progress=False, data=data, on_step=snapshots)
     snapshots.record(TINY.steps, with_hook.model)
     without = pretrain(TINY, progress=False, data=data)
     return data, snapshots, with_hook, without
 
 
-def test_ch10_snapshots_do_not_change_the_run(tiny_run):
+def test_pretraining_snapshots_do_not_change_the_run(tiny_run):
     _, snapshots, a, b = tiny_run
     assert [r["mlm_loss"] for r in a.history] == [r["mlm_loss"] for r in b.history]
     assert a.metrics["mlm_accuracy"] == b.metrics["mlm_accuracy"]
@@ -346,7 +346,7 @@ def test_ch10_snapshots_do_not_change_the_run(tiny_run):
     assert sorted(snapshots.snapshots) == [0, 10, 20, 30]
 
 
-def test_ch10_final_snapshot_is_the_trained_model_fill_mask(tiny_run):
+def test_pretraining_final_snapshot_is_the_trained_model_fill_mask(tiny_run):
     from bertlib import BertForMaskedLM
 
     data, snapshots, a, _ = tiny_run
@@ -354,7 +354,7 @@ def test_ch10_final_snapshot_is_the_trained_model_fill_mask(tiny_run):
     mlm.load_state_dict(a.model.state_dict(), strict=False)  # the same encoder and MLM head
     mlm.eval()
     tok = data.tokenizer
-    for text, top in zip(ch10.PROMPTS, snapshots.snapshots[TINY.steps]):
+    for text, top in zip(pretraining_demo.PROMPTS, snapshots.snapshots[TINY.steps]):
         enc = tok(text, return_tensors="pt")
         position = enc["input_ids"][0].tolist().index(tok.mask_token_id)
         with torch.no_grad():
@@ -363,9 +363,9 @@ def test_ch10_final_snapshot_is_the_trained_model_fill_mask(tiny_run):
         assert [p for _, p in top] == pytest.approx(probs.topk(5).values.tolist(), abs=1e-5)
 
 
-def test_ch10_demo_states(tiny_run):
+def test_pretraining_demo_states(tiny_run):
     _, snapshots, a, _ = tiny_run
-    (demo,) = ch10.static_demos(a.history, snapshots, a.metrics["mlm_unigram_baseline"])
+    (demo,) = pretraining_demo.static_demos(a.history, snapshots, a.metrics["mlm_unigram_baseline"])
     assert demo.demo_id == "ch11-checkpoints" and demo.n_states == 4
     check_page_parts(demo)
     for steps in (0, 10, 30):
@@ -377,19 +377,19 @@ def test_ch10_demo_states(tiny_run):
             assert f"held-out MLM top-1 {record['heldout_mlm_accuracy']:.1%}" in caption
     assert demo.caption(steps_done=0).startswith("before training")
     with pytest.raises(ValueError, match="snapshots"):
-        ch10.static_demos(a.history, {})
+        pretraining_demo.static_demos(a.history, {})
 
 
-def test_ch10_run_record_round_trips(tiny_run, tmp_path, monkeypatch):
+def test_pretraining_run_record_round_trips(tiny_run, tmp_path, monkeypatch):
     """The page test rebuilds chapter 11's demo from the record the chapter leaves: the same states."""
     _, snapshots, a, _ = tiny_run
-    (direct,) = ch10.static_demos(a.history, snapshots, a.metrics["mlm_unigram_baseline"])
-    path = ch10.save_run_record(a.history, snapshots, a.metrics["mlm_unigram_baseline"], tmp_path / "run.json")
-    monkeypatch.setattr(ch10, "RUN_RECORD", path)
-    (again,) = ch10.static_demos()
+    (direct,) = pretraining_demo.static_demos(a.history, snapshots, a.metrics["mlm_unigram_baseline"])
+    path = pretraining_demo.save_run_record(a.history, snapshots, a.metrics["mlm_unigram_baseline"], tmp_path / "run.json")
+    monkeypatch.setattr(pretraining_demo, "RUN_RECORD", path)
+    (again,) = pretraining_demo.static_demos()
     assert again.payload() == direct.payload()
     with pytest.raises(FileNotFoundError, match="chapter 11"):
-        ch10.load_run_record(tmp_path / "missing.json")
+        pretraining_demo.load_run_record(tmp_path / "missing.json")
     with pytest.raises(ValueError, match="MASK"):
-        ch10.FillMaskSnapshots(snapshots.tokenizer, every=10, prompts=["no mask here"])
+        pretraining_demo.FillMaskSnapshots(snapshots.tokenizer, every=10, prompts=["no mask here"])
 

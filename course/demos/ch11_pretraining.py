@@ -17,7 +17,7 @@ from ..plots import COLORS, html_table
 
 # Where the chapter leaves its run's record (learning curve and snapshots) when it is built, so that the page
 # test and the tests can rebuild the demo's states in Python without training again (_build/ is not committed).
-RUN_RECORD = Path(__file__).resolve().parents[2] / "_build" / "ch10_demo_run.json"
+RUN_RECORD = Path(__file__).resolve().parents[2] / "_build" / "pretraining_demo_run.json"
 
 # The chapter's fill-mask prompts ("Fill in the [MASK]"): sentences in the style of the documentation.
 PROMPTS = (
