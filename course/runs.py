@@ -149,11 +149,13 @@ def step_timings(progress: bool = False, steps: int = 6) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------- the cache
-def _code_version() -> str:
-    """A hash of everything a run's result depends on besides its arguments."""
+def _code_version(experiments: bool = True) -> str:
+    """A hash of everything a run's result depends on besides its arguments; with ``experiments``, the
+    experiments' project too (only its runs import it: an edit there retrains the experiments alone)."""
     h = hashlib.sha256()
     files = sorted((ROOT / "bertlib").rglob("*.py")) + sorted((ROOT / "bertlib").rglob("*.jsonl"))
-    files += sorted(PROJECT.rglob("*.py"))  # the experiments
+    if experiments:
+        files += sorted(PROJECT.rglob("*.py"))
     files += [ROOT / "course" / "demos" / "ch11_pretraining.py"]  # the default run's hook
     for f in files:
         h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
@@ -169,18 +171,19 @@ def _code_version() -> str:
     return h.hexdigest()
 
 
-_VERSION: list[str] = []
+_VERSION: dict[bool, str] = {}
 
 
 def key(name: str) -> str:
     """The run's key: its function, arguments, dependencies' keys and the code version."""
-    if not _VERSION:
-        _VERSION.append(_code_version())
     run = RUNS[name]
     module, func = run.func.split(":")
+    experiments = module.startswith("projects.")
+    if experiments not in _VERSION:
+        _VERSION[experiments] = _code_version(experiments)
     # a function of this module: its own source (an edit elsewhere in the module keeps every result)
     source = inspect.getsource(getattr(sys.modules[__name__], func)) if module == __name__ else ""
-    parts = [run.func, source, repr(sorted(run.kwargs.items())), *(key(a) for a in run.after), _VERSION[0]]
+    parts = [run.func, source, repr(sorted(run.kwargs.items())), *(key(a) for a in run.after), _VERSION[experiments]]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 

@@ -36,7 +36,7 @@ def scratch_runs(tmp_path, monkeypatch):
         "first": runs.Run(f"{__name__}:fake_run", {"value": 1}, 1.0),
         "second": runs.Run(f"{__name__}:fake_run", {"value": 2}, 1.0, ("first",)),
     })
-    monkeypatch.setattr(runs, "_VERSION", ["code v1"])
+    monkeypatch.setattr(runs, "_VERSION", {False: "code v1", True: "code v1"})
     return calls
 
 
@@ -56,9 +56,9 @@ def test_a_run_computes_what_it_builds_on_first(scratch_runs):
 
 def test_the_key_changes_with_the_code_the_arguments_and_what_the_run_builds_on(scratch_runs, monkeypatch):
     first, second = runs.key("first"), runs.key("second")
-    monkeypatch.setattr(runs, "_VERSION", ["code v2"])
+    monkeypatch.setattr(runs, "_VERSION", {False: "code v2", True: "code v2"})
     assert runs.key("first") != first and runs.key("second") != second
-    monkeypatch.setattr(runs, "_VERSION", ["code v1"])
+    monkeypatch.setattr(runs, "_VERSION", {False: "code v1", True: "code v1"})
     assert runs.key("first") == first
     monkeypatch.setitem(runs.RUNS, "first", runs.Run(f"{__name__}:fake_run", {"value": 3}, 1.0))
     assert runs.key("first") != first
@@ -68,7 +68,7 @@ def test_the_key_changes_with_the_code_the_arguments_and_what_the_run_builds_on(
 def test_a_new_result_replaces_the_stale_one(scratch_runs, monkeypatch):
     runs.result("first")
     old = runs.entry("first")
-    monkeypatch.setattr(runs, "_VERSION", ["code v2"])
+    monkeypatch.setattr(runs, "_VERSION", {False: "code v2", True: "code v2"})
     runs.result("first")
     assert runs.entry("first").exists() and not old.exists()
     assert scratch_runs == [1, 1]
@@ -97,6 +97,18 @@ def test_the_code_version_covers_bertlib_the_experiments_and_the_demo_hook():
         module = run.func.split(":")[0]
         assert (module.startswith(("bertlib.", "projects.pretraining_experiments.")) or module == "course.runs"), (
             f"{name}: {module} is not hashed")
+
+
+def test_an_edit_to_the_experiments_retrains_them_and_nothing_else(monkeypatch):
+    """The experiments' project is hashed into the experiments' keys only: the default run, the fine-tunings and
+    the step timings never import it, so an edit there leaves their stored results valid."""
+    monkeypatch.setattr(runs, "_VERSION", {False: "library v1", True: "library v1, experiments v1"})
+    before = {name: runs.key(name) for name in runs.RUNS}
+    monkeypatch.setattr(runs, "_VERSION", {False: "library v1", True: "library v1, experiments v2"})
+    changed = {name for name in runs.RUNS if runs.key(name) != before[name]}
+    assert changed == {n for n, r in runs.RUNS.items() if r.func.startswith("projects.")}, changed
+    assert "pretraining" not in changed and "experiment 5" in changed
+    assert runs._code_version(False) != runs._code_version(True)
 
 
 def test_a_run_defined_here_is_keyed_by_its_own_source(scratch_runs, monkeypatch):
