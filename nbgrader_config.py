@@ -71,9 +71,10 @@ c.HTMLExporter.sanitize_html = True
 # installed MathJax inside the page instead, on pages with a formula (bertgrader/feedback.py).
 c.GenerateFeedback.exporter_class = "bertgrader.feedback.OfflineHTMLExporter"
 
-# Kernels talk to nbgrader over ipc sockets (files), not TCP: ipykernel warns on every `nbgrader validate`
-# that TCP "without encryption" can be eavesdropped (the sandboxed grader's kernels use ipc already).
-c.KernelManager.transport = "ipc"
+# Kernels outside the sandbox (`nbgrader validate`, `--TrustedExecute.sandbox=none`) talk to nbgrader over ipc
+# sockets in a private folder, not TCP: ipykernel warns on every validate that TCP "without encryption" can be
+# eavesdropped (the sandboxed grader's kernels use ipc already, through their own manager).
+c.Execute.kernel_manager_class = "bertgrader.kernel_manager.LocalIpcKernelManager"
 
 # `nbgrader validate` (the student's check) cuts every line of a failing cell's source and error at
 # Validator.width characters ("expected 2.740446, go..."), and a test's message is one long line. Keep the

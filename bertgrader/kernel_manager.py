@@ -118,3 +118,25 @@ class SandboxedKernelManager(AsyncKernelManager):
             os.remove(self.connection_file)
         except OSError:
             pass
+
+
+class LocalIpcKernelManager(AsyncKernelManager):
+    """A kernel outside the sandbox (``nbgrader validate``, ``--TrustedExecute.sandbox=none``) over ipc sockets
+    instead of TCP ports, in a folder of its own that only this user may enter (its connection file beside
+    them), removed when the kernel is. Over TCP, ipykernel warns on every start that anyone on the machine
+    could listen; jupyter_client's own ipc default names its sockets relative to the working directory,
+    which the kernel (started in the notebook's folder) and this side do not share."""
+
+    async def _async_pre_start_kernel(self, **kw):
+        self._folder = tempfile.mkdtemp(prefix="bert-kernel-")  # mode 0700
+        self.transport = "ipc"
+        self.connection_file = os.path.join(self._folder, "kernel.json")
+        self.ip = os.path.join(self._folder, "kernel")  # sockets kernel-<port>, absolute paths
+        return await super()._async_pre_start_kernel(**kw)
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        try:
+            await super()._async_cleanup_resources(restart=restart)
+        finally:
+            if not restart:
+                shutil.rmtree(getattr(self, "_folder", ""), ignore_errors=True)

@@ -47,3 +47,50 @@ def test_nbgrader_copies_a_submission_in_init_assignment():
     assert "shutil.copy" in source and "_format_source" in source, (
         "nbgrader's BaseConverter.init_assignment changed: review bertgrader.submission.install")
     assert "init_assignment(gd['assignment_id'], gd['student_id'])" in inspect.getsource(BaseConverter.convert_notebooks)
+
+
+@pytest.mark.parametrize("name", ["_async_pre_start_kernel", "_async_cleanup_resources"])
+def test_the_local_kernel_manager_overrides_methods_jupyter_client_has(name):
+    from bertgrader.kernel_manager import LocalIpcKernelManager
+
+    assert callable(getattr(AsyncKernelManager, name, None)), (
+        f"jupyter_client {jupyter_client.__version__}: AsyncKernelManager.{name} is gone; "
+        f"bertgrader.kernel_manager.LocalIpcKernelManager overrides it")
+    assert name in vars(LocalIpcKernelManager)
+
+
+def test_a_local_kernel_answers_over_ipc_in_a_private_folder_removed_after(tmp_path):
+    """nbgrader validate's kernel (nbgrader_config.py: Execute.kernel_manager_class): ipc sockets, absolute
+    paths in a 0700 folder of its own, although the kernel starts in another working directory (with
+    jupyter_client's relative ipc default it never answered: the unsandboxed autograde failed)."""
+    import asyncio
+    import os
+    import stat
+
+    from bertgrader.kernel_manager import LocalIpcKernelManager
+
+    async def run():
+        km = LocalIpcKernelManager()
+        await km.start_kernel(cwd=str(tmp_path))
+        folder = km._folder
+        try:
+            kc = km.client()
+            kc.start_channels()
+            await kc.wait_for_ready(timeout=60)
+            kc.stop_channels()
+            assert km.transport == "ipc" and km.ip.startswith(folder + os.sep)
+            assert stat.S_IMODE(os.stat(folder).st_mode) & 0o777 == 0o700  # (jupyter_client adds the sticky bit)
+            assert any(stat.S_ISSOCK(os.lstat(os.path.join(folder, f)).st_mode) for f in os.listdir(folder))
+        finally:
+            await km.shutdown_kernel(now=True)
+        return folder
+
+    folder = asyncio.run(run())
+    assert not os.path.exists(folder), "the kernel's folder is left behind"
+
+
+def test_feedback_uses_the_configured_exporter():
+    """nbgrader_config.py sets GenerateFeedback.exporter_class (bertgrader/feedback.py): the trait is nbgrader's."""
+    assert BaseConverter.class_traits()["exporter_class"].metadata.get("config"), (
+        "nbgrader's BaseConverter.exporter_class is no longer configurable: feedback pages would load MathJax "
+        "from a CDN again")
