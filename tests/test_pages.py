@@ -229,7 +229,8 @@ _OUT_OF_COLUMN = """() => {
 }"""
 
 _AXE = """async () => {
-    const r = await axe.run(document, {resultTypes: ['violations']});
+    // preload: false, else axe fetches the stylesheets itself, which a page opened from disk refuses (an error)
+    const r = await axe.run(document, {resultTypes: ['violations'], preload: false});
     return r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.length,
                                    where: v.nodes.slice(0, 3).map(n => n.target.join(' ') + ': ' +
                                                                   (n.failureSummary || '').slice(0, 160))}));
