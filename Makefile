@@ -49,8 +49,9 @@ book: $(STAMP) js
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 
 # Two test processes (2 cores); --dist loadfile keeps each file's tests in one process, so an expensive
-# session fixture (a graded class) is built once, not once per process.
-PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile
+# session fixture (a graded class) is built once, not once per process. --no-loadscope-reorder keeps the
+# order tests/conftest.py gives the files (the longest first), which xdist would otherwise replace by "most tests first".
+PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 # The fast tier: no test that reads the built book (marker book) or grades every assignment's whole class
 # (marker full); tests/test_exercises.py grades the class of one assignment (a sample), not of all.
 FAST_ASSIGNMENTS ?= 08_masking

@@ -8,6 +8,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 import pytest
 
+pytest_plugins = ["pytester"]  # tests/test_schedule.py runs the schedule hook in a throw-away project
+
 
 @pytest.fixture(scope="session")
 def minilm_dir():
@@ -36,3 +38,30 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+# The longest test files first. `--dist loadfile` gives each of the two workers the next file in the queue as it
+# finishes one, so the order is the schedule: with the long files first ("longest processing time first") both
+# workers stay busy to the end; in collection order (or xdist's default, most tests first) a long file could
+# start last and run alone. The ranking is from `--junitxml` of a whole `make check` run (seconds per file,
+# summed over its tests, 2026-12-02); files not listed keep their order after these. A rough order is enough:
+# a file missing or misplaced costs time, never a result.
+LONGEST_FIRST = [
+    "test_exercises.py",          # every assignment's class graded (a run of python -m bertgrader all)
+    "test_experiments.py",        # chapter 11's experiments, each trained for a few hundred steps
+    "test_class_grading.py",      # whole classes: interrupted and resumed, sharded on PostgreSQL, serial vs parallel
+    "test_grading_security.py",   # the attacked class
+    "test_pretrain.py",
+    "test_finetune.py",
+    "test_install.py",            # a fresh venv
+    "test_static_demos_ch07_11.py",
+    "test_model.py",
+    "test_sandbox.py",
+    "test_demos_ch02_encoder_layer.py",
+    "test_pages.py",              # every page of the built book in Chromium
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: within a file, and unlisted files, as collected
