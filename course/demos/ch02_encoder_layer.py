@@ -3,10 +3,12 @@
 Two questions a reader can ask the trained model:
 - the same word in two contexts ("bank" of a river, "bank" for money): how similar are its vectors after
   each layer? (``word_vectors``, ``layer_similarity``)
-- what does one head of one layer attend to? (``attention_row``)
+- what does one head of one layer attend to? (``attention_row``), and why so often [CLS]?
+  (``special_token_shares``: the weight on [CLS] and [SEP] per layer, and what they add)
 
-Everything is computed by bertlib's ``BertModel``; the chapter's worked numbers (the three-token example,
-GELU's two forms, post-LN against pre-LN) also live here so the page, the tests and the widgets share them.
+Everything is computed by bertlib's ``BertModel``; the chapter's worked numbers (the three-token head with
+and without projections, attention's cost against T, GELU's two forms, post-LN against pre-LN) also live
+here so the page, the tests and the widgets share them.
 ``make_demo()`` is the ipywidgets version for JupyterLab, ``static_demos()`` the kernel-free one for the page.
 """
 from __future__ import annotations
