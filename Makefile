@@ -6,6 +6,8 @@
 # make benchmarks   speed against transformers, as ratios
 # make notebooks    rebuild solutions/<a>/<a>.ipynb from its source solutions/<a>/<a>.py (docs/exercises.md)
 # make exercises    regenerate exercises/ from solutions/ with nbgrader (rebuilds the notebooks first)
+# make live        the chapters as notebooks to run in JupyterLab (_build/live/chapters/*.ipynb), made from
+#                  the built book: its numbers, terms and included code in place, the live demos instead of the page's
 # make js          Plotly's cartesian bundle for the demos and axe-core for the page tests, from npm
 #                  (make book and make check run it)
 # make clean       remove _build: the next make book executes every chapter and training run again
@@ -27,7 +29,7 @@ PLOTLY_JS_FILE := $(VENV)/js/node_modules/plotly.js-cartesian-dist-min/plotly-ca
 AXE_JS := axe-core@4.14.1
 AXE_JS_FILE := $(VENV)/js/node_modules/axe-core/axe.min.js
 
-.PHONY: book test check lint venv clean benchmarks notebooks exercises js
+.PHONY: book test check lint venv clean benchmarks notebooks exercises js live
 
 venv: $(STAMP)
 
@@ -47,6 +49,10 @@ js: $(STAMP)
 book: $(STAMP) js
 	$(PY) -m course.build
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+
+# The chapters as plain notebooks for JupyterLab, from the book just built (course/live.py).
+live: book
+	$(PY) -m course.live
 
 # Two test processes (2 cores); --dist loadfile keeps each file's tests in one process, so an expensive
 # session fixture (a graded class) is built once, not once per process. --no-loadscope-reorder keeps the
