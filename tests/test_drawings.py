@@ -1,0 +1,65 @@
+"""course.drawings: each chapter's conceptual drawing is valid SVG, named for a screen reader, inside its own
+frame, and shows bertlib's numbers."""
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from course import drawings
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture(params=sorted(drawings.DRAWINGS))
+def drawn(request):
+    d = drawings.DRAWINGS[request.param]()
+    return d, ET.fromstring(d.svg())
+
+
+def test_the_svg_is_named_described_and_captioned(drawn):
+    d, svg = drawn
+    assert svg.get("role") == "img"
+    title, desc = svg.find(f"{SVG}title"), svg.find(f"{SVG}desc")
+    assert svg.get("aria-labelledby") == f"{title.get('id')} {desc.get('id')}"
+    assert len(title.text) > 20 and len(desc.text) > 80, "a reader who cannot see it gets what it shows"
+    assert d.caption and d.caption != title.text and "<figcaption" in d.html()
+    assert d.width <= drawings.WIDTH, "wider drawings shrink their words below legible on a phone"
+
+
+def test_everything_is_drawn_inside_the_frame(drawn):
+    """Every shape and (estimated) word lies inside the viewBox: nothing is cut at the edge."""
+    d, svg = drawn
+    for rect in svg.iter(f"{SVG}rect"):
+        x, y, w, h = (float(rect.get(k)) for k in ("x", "y", "width", "height"))
+        assert 0 <= x and x + w <= d.width and 0 <= y and y + h <= d.height, (rect.attrib, d.width, d.height)
+    for text in svg.iter(f"{SVG}text"):
+        x, y, size = float(text.get("x")), float(text.get("y")), float(text.get("font-size"))
+        width = len(text.text) * size * 0.55
+        left = {"start": x, "middle": x - width / 2, "end": x - width}[text.get("text-anchor")]
+        assert 0 <= left and left + width <= d.width + 2 and size <= y <= d.height, (text.text, left, width, d.width)
+
+
+def test_words_use_the_page_colour():
+    """Text is drawn in currentColor, so it reads in the light and the dark theme alike."""
+    for make in drawings.DRAWINGS.values():
+        for text in ET.fromstring(make().svg()).iter(f"{SVG}text"):
+            assert text.get("fill") == "currentColor", text.text
+
+
+def test_the_numbers_come_from_bertlib(monkeypatch):
+    from bertlib import BertConfig
+
+    base, large = BertConfig.base(), BertConfig.large()
+    sizes = drawings.sizes()
+    for cfg in (base, large):
+        assert f"L = {cfg.num_hidden_layers}, H = {cfg.hidden_size}, A = {cfg.num_attention_heads}" in sizes.svg()
+    bars = [r for r in ET.fromstring(sizes.svg()).iter(f"{SVG}rect")]
+    assert len(bars) == base.num_hidden_layers + large.num_hidden_layers
+    monkeypatch.setattr(drawings, "_masking_defaults", lambda: (0.2, 0.5, 0.25))
+    split = drawings.masking_split().svg()
+    assert "20%" in split and "50% of selected" in split and "25% of selected" in split and "80%" in split
+    assert "20%, then 50%/25%/25%" in drawings.pretraining_loop().svg()
+
+
+def test_show_names_the_drawings_it_has():
+    with pytest.raises(KeyError, match="no drawing 'nope'; there are: visibility"):
+        drawings.show("nope")
