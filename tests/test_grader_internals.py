@@ -64,6 +64,7 @@ def test_a_local_kernel_answers_over_ipc_in_a_private_folder_removed_after(tmp_p
     paths in a 0700 folder of its own, although the kernel starts in another working directory (with
     jupyter_client's relative ipc default it never answered: the unsandboxed autograde failed)."""
     import asyncio
+    import concurrent.futures
     import os
     import stat
 
@@ -85,7 +86,9 @@ def test_a_local_kernel_answers_over_ipc_in_a_private_folder_removed_after(tmp_p
             await km.shutdown_kernel(now=True)
         return folder
 
-    folder = asyncio.run(run())
+    # In a thread of its own: another test's Playwright may hold this thread's event loop (asyncio.run refuses).
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        folder = pool.submit(asyncio.run, run()).result()
     assert not os.path.exists(folder), "the kernel's folder is left behind"
 
 
