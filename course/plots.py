@@ -148,16 +148,33 @@ def _words(items: Sequence[str], most: int = 8) -> str:
     return ", ".join(items)
 
 
+def plain_text(text: str) -> str:
+    """Matplotlib's mathtext as plain words: ``$\\mathdefault{10^{-6}}$`` -> ``10^-6``, ``$d_k$`` -> ``d_k``."""
+    import re
+
+    def math(m):
+        t = re.sub(r"\\mathdefault\{(.*)\}", r"\1", m.group(1))
+        t = re.sub(r"\^\{([^{}]*)\}", r"^\1", t)
+        t = re.sub(r"_\{([^{}]*)\}", r"_\1", t)
+        t = re.sub(r"\\(?:mathrm|text|mathbf|mathit)\{([^{}]*)\}", r"\1", t)
+        t = re.sub(r"\\sqrt\{([^{}]*)\}", r"sqrt(\1)", t)
+        return t.replace("\\", "")
+
+    return re.sub(r"\$([^$]*)\$", math, text)
+
+
 def _panel(ax) -> str:
     """One Axes in words: its kind of chart, title, axes and categories."""
     from matplotlib.patches import Rectangle
 
-    def ticks(labels):
-        return [t.get_text() for t in labels if t.get_text()]
+    def ticks(labels, axis):
+        lo, hi = sorted(axis.get_view_interval())
+        return [plain_text(t.get_text()) for t in labels
+                if t.get_text() and lo - 1e-9 <= axis.convert_units(t.get_position()[0 if axis is ax.xaxis else 1]) <= hi + 1e-9]
 
     title = ax.get_title() or ax.get_title("left") or ax.get_title("right")
     xlabel, ylabel = ax.get_xlabel(), ax.get_ylabel()
-    xt, yt = ticks(ax.get_xticklabels()), ticks(ax.get_yticklabels())
+    xt, yt = ticks(ax.get_xticklabels(), ax.xaxis), ticks(ax.get_yticklabels(), ax.yaxis)
     bars = [p for p in ax.patches if isinstance(p, Rectangle)]
     lines = [ln for ln in ax.get_lines() if ln.get_visible() and len(ln.get_xdata()) > 1]
     legend = ax.get_legend()
@@ -182,9 +199,9 @@ def _panel(ax) -> str:
             kind = f"line chart of {len(lines)} line{'s' if len(lines) > 1 else ''}"
         detail = []
         if xlabel or xt:
-            detail.append(f"horizontal axis: {xlabel or 'categories'}" + (f" ({_words(xt)})" if xt else ""))
+            detail.append("horizontal axis" + (f": {plain_text(xlabel)}" if xlabel else "") + (f" ({_words(xt)})" if xt else ""))
         if ylabel or yt:
-            detail.append(f"vertical axis: {ylabel or 'categories'}" + (f" ({_words(yt)})" if yt else ""))
+            detail.append("vertical axis" + (f": {plain_text(ylabel)}" if ylabel else "") + (f" ({_words(yt)})" if yt else ""))
     if series:
         detail.append(f"series: {_words(series)}")
     text = kind + (f" titled \u201c{title}\u201d" if title else "")

@@ -162,7 +162,7 @@ def _describe_figures(app, doctree, docname):
     PNG when a chapter shows a figure) becomes a <figure>: the image with that alt text, then a <figcaption>."""
     from docutils import nodes
 
-    from course.plots import png_text
+    from course.plots import plain_text, png_text
 
     for k, image in enumerate(list(doctree.findall(nodes.image))):
         uri = image.get("uri", "")
@@ -172,7 +172,7 @@ def _describe_figures(app, doctree, docname):
         if not path.is_file():
             continue
         text = png_text(path.read_bytes())
-        alt, caption = text.get("Description", "").strip(), text.get("Title", "").strip()
+        alt, caption = plain_text(text.get("Description", "").strip()), plain_text(text.get("Title", "").strip())
         if not alt:
             continue
         image["alt"] = alt

@@ -158,3 +158,24 @@ def test_a_page_opened_from_disk_downloads_the_notebook(tmp_path, browser):
         assert Path(download.value.path()).read_bytes() == content
     finally:
         context.close()
+
+
+def test_figure_words_are_plain_text_and_only_what_is_drawn():
+    """Alt text reads tick labels as words (no mathtext) and names only the ticks inside the axes' range."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from course import plots
+
+    assert plots.plain_text(r"$\mathdefault{10^{-6}}$ and $\sqrt{d_k}$") == "10^-6 and sqrt(d_k)"
+    fig, ax = plt.subplots()
+    ax.plot(np.logspace(-5, 0, 10), np.arange(10))
+    ax.set_xscale("log")
+    fig.canvas.draw()
+    _caption, alt = plots.describe_figure(fig)
+    plt.close(fig)
+    assert "$" not in alt and "10^-5" in alt and "10^0" in alt
+    assert "10^-6" not in alt and "10^1" not in alt, alt  # ticks matplotlib keeps outside the drawn range
