@@ -238,7 +238,8 @@ def _png_described(fig, **kwargs):
     from IPython.core.pylabtools import print_figure
 
     caption, alt = describe_figure(fig)
-    return print_figure(fig, "png", base64=True, metadata={"Title": caption, "Description": alt}, **kwargs)
+    return print_figure(fig, "png", base64=True, metadata={"Title": caption, "Description": alt},
+                        pil_kwargs={"optimize": True}, **kwargs)  # optimize: a smaller file, the same pixels
 
 
 def describe_figures(shell=None) -> bool:

@@ -107,6 +107,7 @@ def report(shots):
     and written to axe.json and weight.json beside the screenshots at the end."""
     r = {"axe": {}, "weight": {}}
     yield r
+    suffix = "-" + os.environ["PYTEST_XDIST_WORKER"] if os.environ.get("PYTEST_XDIST_WORKER") else ""  # one per process
     if r["axe"]:
         totals = {mode: Counter() for mode in MODES}
         for (page, mode), counts in r["axe"].items():
@@ -115,12 +116,12 @@ def report(shots):
         for mode, counts in totals.items():
             if mode in AXE_MODES:
                 print(f"  {mode}: {dict(sorted(counts.items())) or 'none'}")
-        (shots / "axe.json").write_text(json.dumps({f"{p} {m}": c for (p, m), c in r["axe"].items()}, indent=1))
+        (shots / f"axe{suffix}.json").write_text(json.dumps({f"{p} {m}": c for (p, m), c in r["axe"].items()}, indent=1))
     if r["weight"]:
         print("\nfirst load from disk:")
         for page, (total, heaviest) in sorted(r["weight"].items(), key=lambda kv: -kv[1][0]):
             print(f"  {page:32s} {total / 1e6:5.2f} MB  ({heaviest})")
-        (shots / "weight.json").write_text(json.dumps({p: t for p, (t, _h) in r["weight"].items()}, indent=1))
+        (shots / f"weight{suffix}.json").write_text(json.dumps({p: t for p, (t, _h) in r["weight"].items()}, indent=1))
 
 
 def page_url(html: Path, page: str) -> str:
@@ -240,6 +241,7 @@ _AXE = """async () => {
 def _axe(tab) -> list[dict]:
     if not AXE_JS.is_file():
         pytest.fail(f"{AXE_JS} is missing: `make js` installs axe-core with npm")
+    tab.page.mouse.move(0, 0)  # no link left in its hover colour by the demos' clicks
     tab.page.add_script_tag(path=str(AXE_JS))
     return tab.page.evaluate(_AXE)
 
