@@ -166,10 +166,11 @@ def plot_costs(config: BertConfig, lengths: Sequence[int], marks: Sequence[int] 
     for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
+        ax.minorticks_off()  # fewer lines: a lighter image
         for m in marks:
             ax.axvline(m, color="gray", linewidth=0.8, linestyle=":")
         ax.legend(fontsize=8)
-        ax.grid(alpha=0.3, which="both")
+        ax.grid(alpha=0.3)
     axes[-1].set_xlabel("sequence length T")
     return axes
 
@@ -449,7 +450,8 @@ def static_demos(model=None, tokenizer=None) -> list:
         sims = layer_similarity(vectors[a], vectors[b])
         same = SENSE[a] == SENSE[b]
         line = {"color": COLORS["bert"] if same else COLORS["gpt"], "dash": "solid" if same else "dash"}
-        fig = {"data": [{"type": "scatter", "x": list(range(L + 1)), "y": sims, "mode": "lines+markers",
+        fig = {"data": [{"type": "scatter", "x": list(range(L + 1)), "y": [round(v, 4) for v in sims],
+                         "mode": "lines+markers",
                          "line": line}],
                "layout": {"xaxis": {"title": {"text": "layer (0 = embeddings)"}},
                           "yaxis": {"title": {"text": "cosine similarity"}, "range": [0.6, 1.02]},
@@ -465,7 +467,8 @@ def static_demos(model=None, tokenizer=None) -> list:
         T = len(row["tokens"])
         colors = [COLORS["gpt"] if j == row["query"] else COLORS["bert"] for j in range(T)]
         labels = [f"{j}:{t}" for j, t in enumerate(row["tokens"])]  # positions keep repeated tokens apart
-        fig = {"data": [{"type": "bar", "x": labels, "y": row["weights"], "marker": {"color": colors}}],
+        weights = [round(w, 3) for w in row["weights"]]  # 3 decimals: the page ships every state's bars
+        fig = {"data": [{"type": "bar", "x": labels, "y": weights, "marker": {"color": colors}}],
                "layout": {"yaxis": {"title": {"text": "attention weight"}, "range": [0, 1]}, "height": 320,
                           "margin": {"l": 50, "r": 10, "t": 10, "b": 80}, "xaxis": {"tickangle": -60}}}
         return {"caption": describe_row(row), "figure": fig}
