@@ -24,7 +24,7 @@ def test_ranked_files_come_first_in_their_order(pytester):
     pytester.makeconftest(_hook_source())
     for name in ["test_a.py", "test_exercises.py", "test_b.py", "test_experiments.py"]:
         pytester.makepyfile(**{name[:-3]: "def test_one():\n    pass\n\ndef test_two():\n    pass\n"})
-    result = pytester.runpytest("--collect-only", "-q")
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:xdist")  # apart from this session's modules
     files = [line.split("::")[0] for line in result.outlines if "::" in line]
     assert files == ["test_exercises.py"] * 2 + ["test_experiments.py"] * 2 + ["test_a.py"] * 2 + ["test_b.py"] * 2
 
