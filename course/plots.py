@@ -90,11 +90,10 @@ def matrix_heatmap(ax, matrix, row_labels: Sequence[str] | None = None, col_labe
     if col_labels is not None:
         ax.set_xticks(range(len(col_labels)), col_labels, rotation=90)
     if annotate:
-        lo, hi = np.nanmin(matrix), np.nanmax(matrix)
-        mid = (lo + hi) / 2
         for (i, j), v in np.ndenumerate(matrix):
+            r, g, b, _ = im.cmap(im.norm(v))  # the cell's own colour: dark text on light cells, whatever the map
             ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=8,
-                    color="white" if v < mid else "black")
+                    color="black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else "white")
     ax.set_title(title)
     if colorbar:
         ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)

@@ -179,3 +179,23 @@ def test_figure_words_are_plain_text_and_only_what_is_drawn():
     plt.close(fig)
     assert "$" not in alt and "10^-5" in alt and "10^0" in alt
     assert "10^-6" not in alt and "10^1" not in alt, alt  # ticks matplotlib keeps outside the drawn range
+
+
+@pytest.mark.parametrize("cmap", ["Blues", "viridis", "Greys"])
+def test_heatmap_numbers_are_dark_on_light_cells_and_light_on_dark(cmap):
+    """The annotation's colour follows the cell's own luminance (a light colour map such as Blues starts
+    light: white text there was unreadable)."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from course import plots
+
+    fig, ax = plt.subplots()
+    plots.matrix_heatmap(ax, np.linspace(0, 1, 6).reshape(2, 3), annotate=True, cmap=cmap)
+    im = ax.images[0]
+    for text, value in zip(ax.texts, np.linspace(0, 1, 6)):
+        r, g, b, _ = im.cmap(im.norm(value))
+        luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
+        assert text.get_color() == ("black" if luminance > 0.45 else "white"), (cmap, value, luminance)
+    assert {t.get_color() for t in ax.texts} == {"black", "white"}, "both ends of the map are covered"
+    plt.close(fig)
