@@ -19,6 +19,22 @@ def minilm_dir():
     return get_model_path()
 
 
+@pytest.fixture(scope="session")
+def minilm_tokenizer(minilm_dir):
+    """MiniLM's tokenizer (bertlib's BertTokenizer over the bert-base-uncased vocabulary), loaded once per test process."""
+    from bertlib import BertTokenizer
+
+    return BertTokenizer.from_pretrained(minilm_dir)
+
+
+@pytest.fixture(scope="session")
+def minilm_model(minilm_dir):
+    """MiniLM as bertlib's BertModel in eval mode, loaded once per test process; tests read it, none changes it."""
+    from bertlib import BertModel
+
+    return BertModel.from_pretrained(minilm_dir).eval()
+
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]

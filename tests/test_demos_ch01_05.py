@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from bertlib import BertConfig, BertEmbeddings, BertModel, BertTokenizer, count_parameters
+from bertlib import BertConfig, BertEmbeddings, count_parameters
 from course.demos import ch01_visibility, ch03_sizes, ch04_embeddings, ch05_inputs
 from course.plots import fig_to_png, html_table
 from course.quiz import quiz, quiz_html
@@ -32,16 +32,6 @@ def png(value) -> bytes:
 def _close_figures():
     yield
     plt.close("all")
-
-
-@pytest.fixture(scope="module")
-def tokenizer(minilm_dir):
-    return BertTokenizer.from_pretrained(minilm_dir)
-
-
-@pytest.fixture(scope="module")
-def minilm(minilm_dir):
-    return BertModel.from_pretrained(minilm_dir)
 
 
 # --- chapter 1: visibility ------------------------------------------------------------------------------------
@@ -171,18 +161,18 @@ def test_ch02_make_demo_sliders_and_presets():
 # --- chapter 4: embeddings ------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def pair_inputs(tokenizer):
-    enc = tokenizer("my dog is cute", "he likes playing", return_tensors="pt")
-    return enc["input_ids"], enc["token_type_ids"], tokenizer.convert_ids_to_tokens(enc["input_ids"][0])
+def pair_inputs(minilm_tokenizer):
+    enc = minilm_tokenizer("my dog is cute", "he likes playing", return_tensors="pt")
+    return enc["input_ids"], enc["token_type_ids"], minilm_tokenizer.convert_ids_to_tokens(enc["input_ids"][0])
 
 
 @pytest.mark.parametrize("index", [0, 4, 7, 9])
-def test_embedding_parts_add_up_to_the_module(minilm, pair_inputs, index):
+def test_embedding_parts_add_up_to_the_module(minilm_model, pair_inputs, index):
     ids, seg, tokens = pair_inputs
-    emb = minilm.embeddings
+    emb = minilm_model.embeddings
     parts = ch04_embeddings.embedding_parts(emb, ids, seg, index)
     assert set(parts) == set(ch04_embeddings.PARTS)
-    H = minilm.config.hidden_size
+    H = minilm_model.config.hidden_size
     assert all(v.shape == (H,) for v in parts.values())
     np.testing.assert_allclose(parts["sum"], parts["token"] + parts["position"] + parts["segment"], atol=1e-6)
     with torch.no_grad():
@@ -207,18 +197,18 @@ def test_embedding_parts_worked_example():
     assert abs(parts["layernorm"].mean()) < 1e-6 and abs(parts["layernorm"].std() - 1) < 1e-4
 
 
-def test_embedding_parts_bad_input(minilm, pair_inputs):
+def test_embedding_parts_bad_input(minilm_model, pair_inputs):
     ids, seg, _ = pair_inputs
     with pytest.raises(IndexError):
-        ch04_embeddings.embedding_parts(minilm.embeddings, ids, seg, ids.size(1))
+        ch04_embeddings.embedding_parts(minilm_model.embeddings, ids, seg, ids.size(1))
     with pytest.raises(ValueError):
-        ch04_embeddings.embedding_parts(minilm.embeddings, ids[0], seg[0], 0)
+        ch04_embeddings.embedding_parts(minilm_model.embeddings, ids[0], seg[0], 0)
 
 
 @pytest.mark.parametrize("dims", [4, 16])
-def test_parts_figure(minilm, pair_inputs, dims):
+def test_parts_figure(minilm_model, pair_inputs, dims):
     ids, seg, tokens = pair_inputs
-    parts = ch04_embeddings.embedding_parts(minilm.embeddings, ids, seg, 4)
+    parts = ch04_embeddings.embedding_parts(minilm_model.embeddings, ids, seg, 4)
     fig = ch04_embeddings.parts_figure(parts, "4: cute (A)", dims=dims)
     assert len(fig.axes) == len(ch04_embeddings.PARTS)
     for ax, key in zip(fig.axes, ch04_embeddings.PARTS):
@@ -231,9 +221,9 @@ def test_token_labels(pair_inputs):
     assert labels[0] == "0: [CLS] (A)" and labels[4] == "4: cute (A)" and labels[7] == "7: likes (B)"
 
 
-def test_ch03_make_demo_follows_the_dropdown(minilm, pair_inputs):
+def test_ch03_make_demo_follows_the_dropdown(minilm_model, pair_inputs):
     ids, seg, tokens = pair_inputs
-    w = ch04_embeddings.make_demo(minilm.embeddings, tokens, ids, seg, index=4)
+    w = ch04_embeddings.make_demo(minilm_model.embeddings, tokens, ids, seg, index=4)
     pick, image = w.children
     first = png(image.value)
     assert first.startswith(PNG_MAGIC)
@@ -243,8 +233,8 @@ def test_ch03_make_demo_follows_the_dropdown(minilm, pair_inputs):
 
 # --- chapter 5: inputs ----------------------------------------------------------------------------------------
 
-def test_encode_rows_single(tokenizer):
-    rows = ch05_inputs.encode_rows(tokenizer, "my dog is cute")
+def test_encode_rows_single(minilm_tokenizer):
+    rows = ch05_inputs.encode_rows(minilm_tokenizer, "my dog is cute")
     assert [r["token"] for r in rows] == ["[CLS]", "my", "dog", "is", "cute", "[SEP]"]
     assert all(r["segment"] == 0 and r["mask"] == 1 for r in rows)
     assert [r["position"] for r in rows] == list(range(6))
@@ -256,41 +246,41 @@ def test_encode_rows_single(tokenizer):
     (8, "8 positions: 5 in segment A, 3 in segment B, 0 padding"),
     (14, "14 positions: 6 in segment A, 4 in segment B, 4 padding"),
 ])
-def test_encode_rows_pair(tokenizer, max_length, expected):
-    rows = ch05_inputs.encode_rows(tokenizer, "my dog is cute", "he likes playing", max_length)
+def test_encode_rows_pair(minilm_tokenizer, max_length, expected):
+    rows = ch05_inputs.encode_rows(minilm_tokenizer, "my dog is cute", "he likes playing", max_length)
     assert ch05_inputs.summary(rows) == expected
     tokens = [r["token"] for r in rows]
     assert tokens[0] == "[CLS]" and tokens.count("[SEP]") == 2
-    assert [r["id"] for r in rows] == tokenizer.convert_tokens_to_ids(tokens)
+    assert [r["id"] for r in rows] == minilm_tokenizer.convert_tokens_to_ids(tokens)
     for r in rows:
         if r["mask"] == 0:
             assert r["token"] == "[PAD]" and r["segment"] == 0
 
 
-def test_encode_rows_empty_second_box_means_single(tokenizer):
-    assert ch05_inputs.encode_rows(tokenizer, "hello", "") == ch05_inputs.encode_rows(tokenizer, "hello")
+def test_encode_rows_empty_second_box_means_single(minilm_tokenizer):
+    assert ch05_inputs.encode_rows(minilm_tokenizer, "hello", "") == ch05_inputs.encode_rows(minilm_tokenizer, "hello")
 
 
-def test_encode_rows_matches_transformers(tokenizer, minilm_dir):
+def test_encode_rows_matches_transformers(minilm_tokenizer, minilm_dir):
     import transformers
 
     hf = transformers.BertTokenizer.from_pretrained(minilm_dir)
     for args in [("Unaffable!",), ("我喜欢机器学习", "he likes playing"), ("my dog", "barks", 9)]:
-        assert ch05_inputs.encode_rows(tokenizer, *args) == ch05_inputs.encode_rows(hf, *args)
-    # where the Rust tokenizer truncates differently, the demo follows the original rule
-    rows = ch05_inputs.encode_rows(tokenizer, "a b c", "d e f g h i j", 8)
+        assert ch05_inputs.encode_rows(minilm_tokenizer, *args) == ch05_inputs.encode_rows(hf, *args)
+    # where the Rust minilm_tokenizer truncates differently, the demo follows the original rule
+    rows = ch05_inputs.encode_rows(minilm_tokenizer, "a b c", "d e f g h i j", 8)
     assert [r["token"] for r in rows] == ["[CLS]", "a", "b", "c", "[SEP]", "d", "e", "[SEP]"]
 
 
-def test_rows_html(tokenizer):
-    rows = ch05_inputs.encode_rows(tokenizer, "a <b>", "c", 10)
+def test_rows_html(minilm_tokenizer):
+    rows = ch05_inputs.encode_rows(minilm_tokenizer, "a <b>", "c", 10)
     page = ch05_inputs.rows_html(rows)
     assert page.count("<tr>") == 5 and "&lt;" in page and "<b>" not in page
     assert page.count(ch05_inputs.PAD_COLOR) == 5 * sum(1 for r in rows if r["mask"] == 0)
 
 
-def test_ch04_make_demo_follows_the_inputs(tokenizer):
-    w = ch05_inputs.make_demo(tokenizer, "my dog is cute", "he likes playing", 0)
+def test_ch04_make_demo_follows_the_inputs(minilm_tokenizer):
+    w = ch05_inputs.make_demo(minilm_tokenizer, "my dog is cute", "he likes playing", 0)
     box_a, box_b, length, out = w.children
     assert "10 positions" in out.value
     box_b.value = ""

@@ -12,7 +12,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from bertlib import BertModel, BertTokenizer
 from course.demos import ch02_encoder_layer as demo
 
 
@@ -23,8 +22,9 @@ def _close_figures():
 
 
 @pytest.fixture(scope="module")
-def minilm(minilm_dir):
-    return BertModel.from_pretrained(minilm_dir).eval(), BertTokenizer.from_pretrained(minilm_dir)
+def minilm(minilm_model, minilm_tokenizer):
+    """The conftest's shared MiniLM and its tokenizer, as the pair this chapter's demo takes."""
+    return minilm_model, minilm_tokenizer
 
 
 def test_three_token_example_matches_the_formula_and_the_source():

