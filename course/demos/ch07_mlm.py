@@ -17,10 +17,10 @@ import torch
 import torch.nn.functional as F
 
 from bertlib import mlm_loss
+from bertlib.masking import IGNORE_INDEX  # -100: the label of a position the loss skips
 
 from ..plots import COLORS, html_table
 
-IGNORE_INDEX = -100
 # The chapter's sentence (its transformers section); the demo masks one of its words at a time.
 MASKED_SENTENCE = "my dog is cute and he likes to play in the garden"
 
