@@ -66,12 +66,17 @@ def _plain(bundle: dict) -> object:
         return text
 
 
+def _bundle(glue: dict, key: str, page: str) -> dict:
+    """The mime bundle the build glued under ``key``; a key it did not record is an error naming it."""
+    if key not in glue:
+        raise LiveError(f"{page}: glue key {key!r} is not in the last build (run `make book`)")
+    return glue[key]
+
+
 def glue_text(glue: dict, spec: str, page: str) -> str:
     """``{glue:text}`key``` or ``key:format`` as Jupyter Book shows it."""
     key, _, fmt = spec.partition(":")
-    if key not in glue:
-        raise LiveError(f"{page}: glue key {key!r} is not in the last build (run `make book`)")
-    value = _plain(glue[key])
+    value = _plain(_bundle(glue, key, page))
     if fmt:
         try:
             return format(float(value), fmt)
@@ -81,9 +86,7 @@ def glue_text(glue: dict, spec: str, page: str) -> str:
 
 
 def _glue_block(glue: dict, key: str, page: str, kind: str) -> str:
-    if key not in glue:
-        raise LiveError(f"{page}: glue key {key!r} is not in the last build (run `make book`)")
-    bundle = glue[key]
+    bundle = _bundle(glue, key, page)
     if kind == "glue:math":
         latex = bundle.get("text/latex", str(_plain(bundle))).strip().strip("$")
         return f"$$\n{latex}\n$$"
@@ -99,15 +102,10 @@ def _role(match: re.Match, glue: dict, page: str) -> str:
     role, body = match["role"], match["body"]
     labelled = _LABELLED.match(body)
     text, target = (labelled["text"], labelled["target"]) if labelled else (body, body)
-    if role == "glue:text":
-        return glue_text(glue, body, page)
-    if role in ("glue", "glue:"):
+    if role in ("glue:text", "glue", "glue:"):
         return glue_text(glue, body, page)
     if role == "glue:md":
-        key = body.partition(":")[0]
-        if key not in glue:
-            raise LiveError(f"{page}: glue key {key!r} is not in the last build (run `make book`)")
-        bundle = glue[key]
+        bundle = _bundle(glue, body.partition(":")[0], page)
         return bundle.get("text/markdown", str(_plain(bundle)))
     if role in ("term", "ref"):
         return text
