@@ -156,9 +156,10 @@ class Tab:
 
 
 def settle(page):
-    """Once the fonts are in, page.js lays the page out one last time (what it does on every resize)."""
+    """Once the fonts are in and every demo chart is drawn, page.js lays the page out one last time."""
     page.evaluate("""async () => {
         await document.fonts.ready;
+        if (window.courseDemosDrawn) await window.courseDemosDrawn();
         window.courseLayout();
         await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
     }""")

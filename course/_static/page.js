@@ -203,6 +203,13 @@
     window.addEventListener("load", layout);
     if (document.fonts && document.fonts.ready) document.fonts.ready.then(layout);
     window.courseLayout = layout;  // static_demo.js calls it after a demo draws a new state
+    // a box that changes size without a window resize (a demo's new table, a late font, the theme's sidebars)
+    if (window.ResizeObserver) {
+      var watched = new ResizeObserver(function () { layout(); });
+      Array.prototype.forEach.call(document.querySelectorAll(".bd-article, .bd-article .static-demo"), function (e) {
+        watched.observe(e);
+      });
+    }
     Array.prototype.forEach.call(document.images, function (img) {
       if (!img.complete) img.addEventListener("load", layout);
     });

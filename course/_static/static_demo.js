@@ -43,6 +43,7 @@
 
   function Demo(root) {
     this.root = root;
+    this.drawing = Promise.resolve();
     this.p = JSON.parse(root.querySelector("script[data-demo-payload]").textContent);
     this.indices = this.p["default"].slice();
     this.figure = root.querySelector("[data-demo-figure]");
@@ -99,8 +100,10 @@
         this.figure.style.display = "";
         this.figure.setAttribute("aria-label", figureLabel(JSON.parse(pool[s.layout]), this.root, s.caption));
         if (window.Plotly) {
-          window.Plotly.react(this.figure, JSON.parse(pool[s.data]), themed(JSON.parse(pool[s.layout])),
-                              { displayModeBar: false, responsive: true });
+          // Plotly draws asynchronously: lay the page out again once the chart is in (its size may change)
+          this.drawing = Promise.resolve(window.Plotly.react(this.figure, JSON.parse(pool[s.data]),
+              themed(JSON.parse(pool[s.layout])), { displayModeBar: false, responsive: true }))
+            .then(function () { if (window.courseLayout) window.courseLayout(); });
         }
       }
     }
@@ -114,6 +117,13 @@
     new MutationObserver(function () {
       demos.forEach(function (d) { d.render(); });
     }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+    // resolves once every demo's latest chart is drawn (tests/test_pages.py waits on it before measuring)
+    window.courseDemosDrawn = function settled() {
+      var now = demos.map(function (d) { return d.drawing; });
+      return Promise.all(now).then(function () {
+        return demos.some(function (d, i) { return d.drawing !== now[i]; }) ? settled() : undefined;
+      });
+    };
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
