@@ -40,9 +40,10 @@ import transformers
 
 from bertlib.heads import BertForPreTraining
 from bertlib.training.loop import make_optimizer, make_scheduler, train_steps
-from bertlib.training.pretrain import (
-    NspBatches, PretrainConfig, load_pretraining_data, mask_batch, pretrain, pretraining_forward,
-)
+from bertlib.training.objective import pretraining_forward
+from bertlib.training.pretrain import mask_batch, pretrain
+from bertlib.training.pretrain_config import PretrainConfig
+from bertlib.training.pretraining_data import load_pretraining_data, NspBatches
 
 
 def step_functions(cfg: PretrainConfig, vocab: str, n_batches: int = 8):

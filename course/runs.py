@@ -86,8 +86,10 @@ RUNS: dict[str, Run] = {
 def default_pretraining(progress: bool = False, out: Path | None = None) -> dict:
     """``python -m bertlib.pretrain`` with no options, into ``out``, recording the fill-mask predictions of
     chapter 11's demo every ``eval_every`` steps (the hook changes nothing in the run)."""
-    from bertlib.training.pretrain import PretrainConfig, load_pretraining_data, pretrain
-    from course.demos.ch11_pretraining import FillMaskSnapshots
+    from bertlib.training.pretrain import pretrain
+    from bertlib.training.pretrain_config import PretrainConfig
+    from bertlib.training.pretraining_data import load_pretraining_data
+    from course.demos.pretraining import FillMaskSnapshots
 
     cfg = PretrainConfig()
     snapshots = FillMaskSnapshots(load_pretraining_data().tokenizer, every=cfg.eval_every)
@@ -115,7 +117,10 @@ def step_timings(progress: bool = False, steps: int = 6) -> dict:
 
     from bertlib.heads import BertForPreTraining
     from bertlib.training.loop import make_optimizer, make_scheduler, train_steps
-    from bertlib.training.pretrain import NspBatches, PretrainConfig, load_pretraining_data, mask_batch, pretraining_forward
+    from bertlib.training.objective import pretraining_forward
+    from bertlib.training.pretrain import mask_batch
+    from bertlib.training.pretrain_config import PretrainConfig
+    from bertlib.training.pretraining_data import load_pretraining_data, NspBatches
 
     def seconds_per_step(vocab: str, only_at_labels: bool) -> float:
         d = load_pretraining_data(vocab)
@@ -157,7 +162,7 @@ def _code_version(experiments: bool = True) -> str:
     files = sorted((ROOT / "bertlib").rglob("*.py")) + sorted((ROOT / "bertlib").rglob("*.jsonl"))
     if experiments:
         files += sorted(PROJECT.rglob("*.py"))
-    files += [ROOT / "course" / "demos" / "ch11_pretraining.py"]  # the default run's hook
+    files += [ROOT / "course" / "demos" / "pretraining.py"]  # the default run's hook
     for f in files:
         h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
     import torch

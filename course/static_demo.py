@@ -2,7 +2,7 @@
 JavaScript, with no kernel and no network.
 
     from course.static_demo import StaticDemo, Slider, Select, Buttons
-    StaticDemo(demo_id="ch06-padding",
+    StaticDemo(demo_id="padding",
                controls=[Slider("n_pad", "padding tokens", values=[0, 1, 2, 3]),
                          Select("mask", "mask", options=["on", "off"])],
                state=callable)            # state(n_pad=..., mask=...) -> {"caption": str, "figure"?, "html"?}
@@ -38,7 +38,7 @@ from typing import Any
 _FROZEN = ("<em>The book's page runs this demo; here it shows its first state only. "
            "The chapter's live (ipywidgets) version follows in the notebook.</em>")
 MAX_STATES = 2000  # a bigger product of control values is a mistake (a page of tens of MB)
-_ID = re.compile(r"^ch\d\d-[a-z0-9-]+$")
+_ID = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")  # named by topic (a chapter number would go stale)
 
 
 @dataclass
@@ -144,7 +144,7 @@ class StaticDemo:
     def __init__(self, demo_id: str, controls: Sequence[_Control], state: Callable[..., dict],
                  title: str | None = None):
         if not _ID.match(demo_id):
-            raise ValueError(f"demo_id {demo_id!r} must be lowercase and start with chNN- (e.g. 'ch06-padding')")
+            raise ValueError(f"demo_id {demo_id!r} must be lowercase words joined by hyphens, named by topic (e.g. 'padding')")
         controls = list(controls)
         if not controls:
             raise ValueError(f"{demo_id}: a demo needs at least one control")

@@ -70,10 +70,11 @@ LONGEST_FIRST = [
     "test_pretrain.py",
     "test_finetune.py",
     "test_install.py",            # a fresh venv
-    "test_static_demos_ch07_11.py",
+    "test_demo_pretraining.py",
+    "test_demo_finetuning.py",
     "test_model.py",
     "test_sandbox.py",
-    "test_demos_ch02_encoder_layer.py",
+    "test_demo_encoder_layer.py",
     "test_pages.py",              # every page of the built book in Chromium
 ]
 

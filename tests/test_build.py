@@ -91,7 +91,7 @@ def test_the_code_version_covers_bertlib_the_experiments_and_the_demo_hook():
     import inspect
 
     source = inspect.getsource(runs._code_version)
-    assert '"bertlib"' in source and "ch11_pretraining.py" in source and "torch.__version__" in source
+    assert '"bertlib"' in source and "pretraining.py" in source and "torch.__version__" in source
     assert "PROJECT" in source and runs.PROJECT == ROOT / "projects" / "pretraining_experiments"
     for name, run in runs.RUNS.items():
         module = run.func.split(":")[0]

@@ -43,7 +43,8 @@ def test_pretrain_options_are_generated_from_its_config():
     option given, the config is the book's run; each option given alone reaches its field and no other."""
     import dataclasses
 
-    from bertlib.training.pretrain import PretrainConfig, parse_args
+    from bertlib.training.pretrain import parse_args
+    from bertlib.training.pretrain_config import PretrainConfig
 
     options = [f for f in dataclasses.fields(PretrainConfig) if "cli" in f.metadata]
     assert len(options) >= 20

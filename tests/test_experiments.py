@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bertlib.training.pretrain import PretrainConfig, pretrain
+from bertlib.training.pretrain import pretrain
+from bertlib.training.pretrain_config import PretrainConfig
 from course.build import worker_pool
 from projects.pretraining_experiments import experiments as E
 

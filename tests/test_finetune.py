@@ -100,7 +100,7 @@ def test_baselines_are_computed_and_ordered():
 # ----------------------------------------------------------------------------- encoding
 @pytest.fixture(scope="module")
 def tokenizer():
-    from bertlib.training.pretrain import load_pretraining_data
+    from bertlib.training.pretraining_data import load_pretraining_data
 
     return load_pretraining_data().tokenizer
 

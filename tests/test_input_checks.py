@@ -18,7 +18,10 @@ import torch
 from bertlib import BertConfig, BertForPreTraining, BertTokenizer
 from bertlib.training import checkpoint, finetune, pretrain
 from projects.pretraining_experiments import experiments
-from bertlib.training.pretrain import PretrainConfig, PretrainingData, TrainingInterrupted, save_checkpoint
+from bertlib.training.checkpoint import save_checkpoint
+from bertlib.training.pretrain_config import PretrainConfig
+from bertlib.training.pretraining_data import PretrainingData
+from bertlib.training.run_control import TrainingInterrupted
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -295,7 +298,7 @@ from pathlib import Path
 import torch
 import bertlib.weights
 from bertlib import BertForPreTraining
-from bertlib.training.pretrain import save_checkpoint
+from bertlib.training.checkpoint import save_checkpoint
 from bertlib.tokenizer import BertTokenizer
 
 out = Path(sys.argv[1])

@@ -14,7 +14,9 @@ import torch
 from bertlib.training.corpus import Document, load_documents, split_documents, split_sentences
 from bertlib.training.loop import linear_schedule
 from projects.pretraining_experiments.synthetic import cloze_sentences
-from bertlib.training.pretrain import PretrainConfig, load_pretraining_data, pretrain
+from bertlib.training.pretrain import pretrain
+from bertlib.training.pretrain_config import PretrainConfig
+from bertlib.training.pretraining_data import load_pretraining_data
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -58,7 +60,7 @@ def test_split_keeps_a_package_together():
 
 
 def test_compact_vocabulary_tokenizes_the_corpus_exactly_as_minilm(data):
-    from bertlib.training.pretrain import minilm_tokenizer
+    from bertlib.training.pretraining_data import minilm_tokenizer
 
     base = minilm_tokenizer()
     assert data.tokenizer.vocab_size < base.vocab_size / 3

@@ -2,7 +2,8 @@
 on a short run (the losses of every step and the held-out scores, to the last bit)."""
 import torch
 
-from bertlib.training.pretrain import PretrainConfig, pretrain
+from bertlib.training.pretrain import pretrain
+from bertlib.training.pretrain_config import PretrainConfig
 
 
 def test_a_one_thread_run_repeats_exactly():

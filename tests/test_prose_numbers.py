@@ -94,7 +94,7 @@ ALLOWED_AT: dict[tuple[str, str], str] = {
     ("chapters/08_masking.md", "(10 copies with different masks by default"): "create_pretraining_data.py's "
      "--dupe_factor default",
     ("chapters/08_masking.md", "2,000 draws at a time"): "the live (ipywidgets) demo's draw count, in "
-     "course/demos/ch08_masking.py, not run on the static page",
+     "course/demos/masking.py, not run on the static page",
     ("chapters/08_masking.md", "later work found higher rates (40%)"): "Wettig et al. (2023), cited in the "
      "chapter's references",
     ("chapters/09_nsp.md", "a linear layer to 2 logits"): "NSP's two classes, by definition",

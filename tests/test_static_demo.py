@@ -6,7 +6,6 @@ them), with every request that is not a local file blocked, and operates each co
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -67,16 +66,16 @@ def test_html_payload_cannot_close_its_script():
 
 
 @pytest.mark.parametrize("bad, message", [
-    (lambda: StaticDemo("Ch5", [Select("a", "a", ["x"])], state=lambda a: {"caption": "c"}), "chNN-"),
-    (lambda: StaticDemo("ch06-x", [], state=lambda: {"caption": "c"}), "at least one control"),
-    (lambda: StaticDemo("ch06-x", [Select("a", "a", ["x"]), Select("a", "b", ["y"])],
+    (lambda: StaticDemo("Ch5", [Select("a", "a", ["x"])], state=lambda a: {"caption": "c"}), "lowercase words joined by hyphens"),
+    (lambda: StaticDemo("some-demo", [], state=lambda: {"caption": "c"}), "at least one control"),
+    (lambda: StaticDemo("some-demo", [Select("a", "a", ["x"]), Select("a", "b", ["y"])],
                         state=lambda a: {}), "share a name"),
     (lambda: Slider("a b", "a", values=[1]), "identifier"),
     (lambda: Slider("a", "a", values=[]), "no values"),
     (lambda: Slider("a", "a", values=[1, 1]), "repeats"),
     (lambda: Slider("a", "a", values=[1, 2], default=3), "default"),
     (lambda: Select("a", "a", ["x", "y"], labels=["x"]), "labels"),
-    (lambda: StaticDemo("ch06-x", [Slider("a", "a", values=range(100)), Slider("b", "b", values=range(100))],
+    (lambda: StaticDemo("some-demo", [Slider("a", "a", values=range(100)), Slider("b", "b", values=range(100))],
                         state=lambda a, b: {"caption": "c"}), "states"),
 ])
 def test_bad_demos_are_refused_with_a_reason(bad, message):
@@ -85,10 +84,10 @@ def test_bad_demos_are_refused_with_a_reason(bad, message):
 
 
 def test_a_state_without_caption_is_refused():
-    d = StaticDemo("ch06-x", [Select("a", "a", ["x"])], state=lambda a: {"figure": None})
+    d = StaticDemo("some-demo", [Select("a", "a", ["x"])], state=lambda a: {"figure": None})
     with pytest.raises(TypeError, match="caption"):
         d.payload()
-    d = StaticDemo("ch06-x", [Select("a", "a", ["x"])], state=lambda a: {"caption": "c", "table": 1})
+    d = StaticDemo("some-demo", [Select("a", "a", ["x"])], state=lambda a: {"caption": "c", "table": 1})
     with pytest.raises(TypeError, match="unknown keys"):
         d.payload()
 
@@ -139,110 +138,3 @@ def test_the_page_script_follows_the_controls(tmp_path, browser):
     finally:
         context.close()
     assert not external and not errors, (external, errors)
-
-
-# --- the static demos of chapters 1-6: what each state says is what bertlib computes -------------------------
-
-@pytest.fixture(scope="module")
-def minilm_tokenizer(minilm_dir):
-    from bertlib import BertTokenizer
-
-    return BertTokenizer.from_pretrained(minilm_dir)
-
-
-def test_ch01_positions(minilm_dir, minilm_tokenizer):
-    import numpy as np
-
-    from bertlib import BertModel
-    from course.demos import ch01_visibility as ch
-
-    bi = BertModel.from_pretrained(minilm_dir, attn_implementation="eager")
-    gpt = BertModel.from_pretrained(minilm_dir, attn_implementation="eager", is_causal=True)
-    (d,) = ch.static_demos(minilm_tokenizer, bi, gpt)
-    tokens, attn_bi, attn_gpt = ch.first_layer_attention(minilm_tokenizer, bi, gpt)
-    assert d.controls[0].default == tokens.index("it") and d.n_states == len(tokens)
-    assert np.allclose(np.triu(attn_gpt, 1), 0) and np.allclose(attn_bi.sum(-1), 1, atol=1e-5)
-    for q in (0, 10, len(tokens) - 1):
-        out = d.state_at([q])
-        assert out["caption"] == f"query {q} ({tokens[q]!r}) reads {len(tokens)} keys (BERT), {q + 1} (GPT) of " \
-                                 f"{len(tokens)}"
-        bert_bars, _, gpt_bars, hidden = (t.y for t in out["figure"].data)
-        assert np.allclose(bert_bars, attn_bi[q], atol=1e-4) and np.allclose(gpt_bars[:q + 1], attn_gpt[q, :q + 1],
-                                                                            atol=1e-4)
-        assert sum(v > 0 for v in hidden) == len(tokens) - q - 1  # the keys GPT may not read, drawn grey
-
-
-def test_ch02_sizes():
-    from bertlib import BertConfig, count_parameters
-    from course.demos import ch03_sizes as ch
-
-    (d,) = ch.static_demos()
-    assert d.caption(L=12, H=768, A=12, V=30522).startswith(
-        f"L=12, H=768, A=12 (64 per head), V=30,522: {count_parameters(BertConfig.base())['total']:,} parameters")
-    assert d.caption(L=24, H=1024, A=16, V=30522).split(": ")[1].startswith(
-        f"{count_parameters(BertConfig.large())['total']:,} parameters")
-    # the heads split H and add nothing: the same count and the same figure for every A that divides H
-    totals = {d.caption(L=6, H=384, A=a, V=30522).split(": ")[1] for a in (1, 2, 4, 8, 12, 16)}
-    assert len(totals) == 1
-    assert d.state_at([0, 0, 4, 0]) == {"caption": "A=12 heads do not divide H=128: each head needs H/A whole "
-                                                   "dimensions"}
-    bars = d.state_at([3, 3, 4, 1])["figure"].data[0].y
-    assert abs(sum(bars) * 1e6 - count_parameters(BertConfig.base())["total"]) < 1
-
-
-def test_ch03_embeddings(minilm_dir, minilm_tokenizer):
-    import numpy as np
-    import torch
-
-    from bertlib import BertModel
-    from course.demos import ch04_embeddings as ch
-
-    emb = BertModel.from_pretrained(minilm_dir).embeddings
-    (d,) = ch.static_demos(emb, minilm_tokenizer)
-    enc = minilm_tokenizer(*ch.PAIR, return_tensors="pt")
-    with torch.no_grad():
-        out = emb(enc["input_ids"], enc["token_type_ids"])[0]  # (T, H)
-    tokens = minilm_tokenizer.convert_ids_to_tokens(enc["input_ids"][0])
-    assert d.controls[0].default == tokens.index("cute")
-    for i in range(len(tokens)):
-        state = d.state_at([i])
-        token, position, segment, total, normed = (np.array(t.y) for t in state["figure"].data)
-        assert np.allclose(token + position + segment, total, atol=2e-4)
-        assert np.allclose(normed, out[i, :16].numpy(), atol=1e-4)  # the module's own output
-        t, p, s, tot = (float(x) for x in re.findall(r"-?\d+\.\d+", state["caption"].split("dimension 0: ")[1]))
-        assert abs(t + p + s - tot) <= 0.0015 and abs(tot - float(total[0])) < 6e-4
-
-
-def test_ch04_inputs(minilm_tokenizer):
-    from course.demos import ch05_inputs as ch
-
-    (d,) = ch.static_demos(minilm_tokenizer)
-    enc = minilm_tokenizer("my dog is cute", "he likes playing", max_length=12, truncation=True,
-                           padding="max_length")
-    html = d.state_at([0, ch.MAX_LENGTHS.index(12)])["html"]._repr_html_()
-    for ids in (enc["input_ids"], enc["token_type_ids"], enc["attention_mask"]):
-        cells = "".join(f"<td>{v}</td>" for v in ids)
-        assert cells in re.sub(r'<td style="[^"]*"', "<td", html)
-    assert d.caption(pair=0, max_length=12) == "12 positions: 6 in segment A, 4 in segment B, 2 padding; 0 tokens truncated"
-    assert d.caption(pair=0, max_length=8) == "8 positions: 5 in segment A, 3 in segment B, 0 padding; 2 tokens truncated"
-    # longest first: the long second text of pair 3 loses its tail before the question does
-    assert d.caption(pair=3, max_length=16).startswith("16 positions: 6 in segment A, 10 in segment B")
-    assert d.caption(pair=1, max_length=0).endswith("0 padding; 0 tokens truncated")
-
-
-def test_ch05_pad_scores_and_padding(minilm_dir, minilm_tokenizer):
-    from bertlib import BertModel
-    from course.demos import ch06_attention_masks as ch
-
-    model = BertModel.from_pretrained(minilm_dir).eval()
-    scores, padding = ch.static_demos(model, minilm_tokenizer)
-    off = ch.padding_share(4, 5, False)["pad_share"]
-    assert scores.caption(pad_score_1=4.0, pad_score_2=5.0) == \
-        f"[PAD] scores 4 and 5: {off:.1%} of the attention on [PAD] without the mask, 0.0% with it"
-    weights = [t.y for t in scores.state_at([6, 6])["figure"].data]
-    assert sum(weights[0][4:]) > 0.99 and list(weights[1][4:]) == [0.0, 0.0]  # scores 8 and 9: nearly all on [PAD]
-    caption = padding.caption(sentence=ch.SENTENCES[0], n_pad=8)
-    with_mask = ch.padding_effect(model, minilm_tokenizer, ch.SENTENCES[0], 8, True)
-    without = ch.padding_effect(model, minilm_tokenizer, ch.SENTENCES[0], 8, False)
-    assert caption == ch.effect_caption(with_mask, without, 8)
-    assert with_mask["final"] < 1e-4 < 0.1 < without["final"]

@@ -65,21 +65,14 @@ from .pretrain_config import _PAIR, PretrainConfig
 from .pretraining_data import (
     NspBatches,
     PretrainingData,
-    compact_vocabulary,
-    encode_examples,
     heldout_pairs,
     load_pretraining_data,
-    minilm_tokenizer,
 )
 from .run_control import StopOnCtrlC, TrainingInterrupted, distributed
 
-# This module is the run and its command. The parts live by idea, and older code (chapter 11, course/runs.py)
-# still imports them from here: PretrainConfig (pretrain_config), the vocabulary, data, NSP stream and
-# held-out pairs (pretraining_data), the loss and the scores (objective), torchrun and Ctrl-C (run_control).
-__all__ = ["CURVE_PAIRS", "HELDOUT_AT", "NspBatches", "PretrainConfig", "PretrainResult", "PretrainingData",
-           "TrainingInterrupted", "compact_vocabulary", "encode_examples", "evaluate", "heldout_pairs",
-           "load_pretraining_data", "main", "mask_batch", "minilm_tokenizer", "parse_args", "pretrain",
-           "pretraining_forward", "save_checkpoint"]
+# This module is the run and its command; its parts live by idea (pretrain_config, pretraining_data, objective,
+# run_control, checkpoint), and callers import each part from its own module.
+__all__ = ["PretrainResult", "main", "mask_batch", "parse_args", "pretrain"]
 
 
 @dataclass

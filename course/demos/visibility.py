@@ -169,6 +169,6 @@ def static_demos(tokenizer=None, model_bi=None, model_gpt=None, sentence: str = 
         return {"caption": caption(tokens, position),
                 "figure": position_plotly(tokens, position, attn_bert, attn_gpt)}
 
-    return [StaticDemo("ch01-positions", [Slider("position", "query position", values=list(range(len(tokens))),
+    return [StaticDemo("positions", [Slider("position", "query position", values=list(range(len(tokens))),
                                                  default=start, labels=[f"{j}: {t}" for j, t in enumerate(tokens)])],
                        state=state)]

@@ -246,12 +246,12 @@ def static_demos(model=None, tokenizer=None):
         on, off = (padding_effect(model, tokenizer, sentence, n_pad, m) for m in (True, False))
         return {"caption": effect_caption(on, off, n_pad), "figure": effect_plotly(on, off)}
 
-    scores = StaticDemo("ch06-pad-scores", [Slider("pad_score_1", "[PAD] #1 score", values=list(PAD_SCORES_1),
+    scores = StaticDemo("pad-scores", [Slider("pad_score_1", "[PAD] #1 score", values=list(PAD_SCORES_1),
                                                    default=SCORES[4], labels=[f"{v:g}" for v in PAD_SCORES_1]),
                                             Slider("pad_score_2", "[PAD] #2 score", values=list(PAD_SCORES_2),
                                                    default=SCORES[5], labels=[f"{v:g}" for v in PAD_SCORES_2])],
                         state=share_state, title="The worked example: one query, six keys")
-    effect = StaticDemo("ch06-padding-length", [Select("sentence", "sentence", options=list(SENTENCES)),
+    effect = StaticDemo("padding-length", [Select("sentence", "sentence", options=list(SENTENCES)),
                                                 Slider("n_pad", "extra [PAD]", values=list(N_PADS), default=8)],
                         state=effect_state, title="The real checkpoint: a sentence with extra [PAD]")
     return [scores, effect]

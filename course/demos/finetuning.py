@@ -290,11 +290,11 @@ def static_demos(tokenizer=None, models: dict | None = None) -> list:
         hidden = models["question answering"].bert(**qa["encoding"]).last_hidden_state[0]  # (T, H)
     grid = PAPER_GRID
     return [
-        StaticDemo("ch10-heads", [Buttons("head", "head", options=list(HEADS))],
+        StaticDemo("finetuning-heads", [Buttons("head", "head", options=list(HEADS))],
                    lambda head: head_state(results[head]), title="What each head reads and outputs"),
-        StaticDemo("ch10-span", [Slider("seed", "random QA head", values=list(SPAN_SEEDS))],
+        StaticDemo("finetuning-span", [Slider("seed", "random QA head", values=list(SPAN_SEEDS))],
                    lambda seed: span_state(hidden, qa, seed), title="Decoding a span (brighter: a higher start + end score)"),
-        StaticDemo("ch10-schedule",
+        StaticDemo("finetuning-schedule",
                    [Buttons("batch_size", "batch", options=list(grid["batch_size"]), default=32),
                     Buttons("learning_rate", "learning rate", options=list(grid["learning_rate"]),
                             labels=[f"{v:g}" for v in grid["learning_rate"]], default=2e-5),

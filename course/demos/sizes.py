@@ -168,7 +168,7 @@ def static_demos():
             figures[L, H, V] = breakdown_plotly(cfg)
         return {"caption": caption(cfg), "figure": figures[L, H, V]}
 
-    return [StaticDemo("ch03-sizes", [Slider("L", "layers L", values=list(LAYERS), default=12),
+    return [StaticDemo("sizes", [Slider("L", "layers L", values=list(LAYERS), default=12),
                                       Slider("H", "hidden size H", values=list(WIDTHS), default=768),
                                       Buttons("A", "heads A", options=list(HEADS), default=12),
                                       Select("V", "vocabulary V", options=list(VOCABS), default=30522,

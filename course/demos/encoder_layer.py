@@ -474,11 +474,11 @@ def static_demos(model=None, tokenizer=None) -> list:
         return {"caption": describe_row(row), "figure": fig}
 
     return [
-        StaticDemo(demo_id="ch02-bank-similarity",
+        StaticDemo(demo_id="bank-similarity",
                    controls=[Select("a", "sentence A", options=names, default=names[0]),
                              Select("b", "sentence B", options=names, default=names[2])],
                    state=similarity_state),
-        StaticDemo(demo_id="ch02-attention-picker",
+        StaticDemo(demo_id="attention-picker",
                    controls=[Select("sentence", "sentence", options=names, default=DEFAULT_VIEW["sentence"]),
                              Slider("layer", "layer", values=list(range(1, L + 1)), default=DEFAULT_VIEW["layer"]),
                              Select("head", "head", options=["mean", *range(nh)], default=DEFAULT_VIEW["head"])],

@@ -207,7 +207,7 @@ def static_demos(tokenizer=None, text: str = SENTENCES[0]) -> list:
 
         tokenizer = BertTokenizer.from_pretrained(get_model_path())
     runs = running_outcomes(tokenizer, text, DEMO_SEEDS)
-    return [StaticDemo("ch08-seeds", [Slider("seed", "seed", values=list(DEMO_SEEDS), default=DEMO_SEEDS[-1])],
+    return [StaticDemo("masking-seeds", [Slider("seed", "seed", values=list(DEMO_SEEDS), default=DEMO_SEEDS[-1])],
                        lambda seed: seed_state(runs, DEMO_SEEDS.index(seed), tokenizer.vocab_size),
                        title="Masking a real sentence, one seed at a time")]
 

@@ -140,5 +140,5 @@ def static_demos(embeddings=None, tokenizer=None, text_a: str = PAIR[0], text_b:
         parts = embedding_parts(embeddings, ids, seg, index)
         return {"caption": caption(parts, labels[index]), "figure": parts_plotly(parts, dims)}
 
-    return [StaticDemo("ch04-embeddings", [Select("index", "token", options=list(range(len(tokens))),
+    return [StaticDemo("embeddings", [Select("index", "token", options=list(range(len(tokens))),
                                                   default=index, labels=labels)], state=state)]

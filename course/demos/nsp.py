@@ -215,10 +215,10 @@ def static_demos(tokenizer=None, max_seq_length: int = 48) -> list:
     runs = running_not_next(tokenizer, DEMO_SEEDS, max_seq_length)
     logits = list(DEMO_LOGITS)
     return [
-        StaticDemo("ch09-pairs", [Slider("seed", "seed", values=list(DEMO_SEEDS))],
+        StaticDemo("nsp-pairs", [Slider("seed", "seed", values=list(DEMO_SEEDS))],
                    lambda seed: pairs_state(runs, DEMO_SEEDS.index(seed)),
                    title="NSP pairs and labels, one seed at a time"),
-        StaticDemo("ch09-loss", [Slider("logit_is_next", "logit IsNext", values=logits, default=1),
+        StaticDemo("nsp-loss", [Slider("logit_is_next", "logit IsNext", values=logits, default=1),
                                  Slider("logit_not_next", "logit NotNext", values=logits, default=-1),
                                  Buttons("label", "label", options=[IS_NEXT, NOT_NEXT],
                                          labels=["IsNext (0)", "NotNext (1)"])],

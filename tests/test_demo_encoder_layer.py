@@ -1,5 +1,5 @@
 """The encoder-layer chapter's demo module: the worked numbers, the real-checkpoint callbacks, the widgets
-and the static demos' states (course/demos/ch02_encoder_layer.py)."""
+and the static demos' states (course/demos/encoder_layer.py)."""
 from __future__ import annotations
 
 import math
@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from course.demos import ch02_encoder_layer as demo
+from course.demos import encoder_layer as demo
 
 
 @pytest.fixture(autouse=True)
@@ -136,7 +136,7 @@ def test_make_demo_follows_its_controls(minilm):
 def test_static_demos_states_match_the_callbacks(minilm):
     model, tok = minilm
     similarity, picker = demo.static_demos(model=model, tokenizer=tok)
-    assert similarity.demo_id.startswith("ch02-") and picker.demo_id.startswith("ch02-")
+    assert (similarity.demo_id, picker.demo_id) == ("bank-similarity", "attention-picker")  # named by topic
     vectors = demo.all_word_vectors(model, tok)
     sims = demo.layer_similarity(vectors["river 1"], vectors["money 2"])
     assert similarity.caption(a="river 1", b="money 2") == demo.similarity_caption("river 1", "money 2", sims)
@@ -144,7 +144,7 @@ def test_static_demos_states_match_the_callbacks(minilm):
     assert picker.caption(sentence="money 1", layer=5, head=3) == demo.describe_row(row)
     row = demo.attention_row(model, tok, demo.SENTENCES["river 2"], 2, None)
     assert picker.caption(sentence="river 2", layer=2, head="mean") == demo.describe_row(row)
-    assert 'data-demo="ch02-attention-picker"' in picker.to_html()
+    assert 'data-demo="attention-picker"' in picker.to_html()
 
 
 def test_projected_example_is_the_formula_and_bertlibs_module():

@@ -176,7 +176,7 @@ def static_demos(history: list[dict] | None = None, snapshots: FillMaskSnapshots
     if not snaps:
         raise ValueError("no snapshots: pass the FillMaskSnapshots given to pretrain(..., on_step=...)")
     steps = sorted(snaps)
-    return [StaticDemo("ch11-checkpoints",
+    return [StaticDemo("pretraining-checkpoints",
                        [Slider("steps_done", "steps trained", values=steps, default=steps[-1],
                                labels=[f"{s:,}" for s in steps])],
                        lambda steps_done: checkpoint_state(history, snaps, steps_done, prompts, mlm_baseline),

@@ -213,10 +213,10 @@ def static_demos(tokenizer=None, model=None) -> list:
     model = untrained_mlm() if model is None else model.eval()
     words = tokenizer.tokenize(MASKED_SENTENCE)
     return [
-        StaticDemo("ch07-mask-bug", [Slider("n_selected", "selected positions", values=list(range(1, 17)),
+        StaticDemo("mask-bug", [Slider("n_selected", "selected positions", values=list(range(1, 17)),
                                             default=3)],
                    mask_bug_state, title="The right loss and the mask bug"),
-        StaticDemo("ch07-masked-word",
+        StaticDemo("masked-word",
                    [Select("position", "masked word", options=list(range(1, len(words) + 1)), default=2,
                            labels=words)],
                    lambda position: masked_word_state(model, tokenizer, position),

@@ -130,7 +130,7 @@ def static_demos(tokenizer=None):
                 "html": rows_table(rows)}
 
     labels = [f"{a} | {b}" if b else a for a, b in PAIRS]
-    return [StaticDemo("ch05-inputs", [Select("pair", "sentences", options=list(range(len(PAIRS))), labels=labels),
+    return [StaticDemo("inputs", [Select("pair", "sentences", options=list(range(len(PAIRS))), labels=labels),
                                        Slider("max_length", "max_length", values=list(MAX_LENGTHS), default=12,
                                               labels=["none" if m == 0 else str(m) for m in MAX_LENGTHS])],
                        state=state)]
