@@ -10,7 +10,7 @@ Use it from any chapter (put the cell's input away with the ``remove-input`` tag
          "Added element-wise, so the width stays H."),         # why, shown with the answer
     ])
 
-Pass ``key="ch05"`` (any string unique to the quiz) to let the quiz place the right answers itself: within
+Pass ``key="padding"`` (any string unique to the quiz) to let the quiz place the right answers itself: within
 one quiz the right answers are dealt out over the letters like cards (every letter once before any letter
 twice), in an order shuffled by ``random.Random(key)``; each question's options are rotated so that the
 right one lands on its letter (the others keep their cyclic order, the explanation stays with its

@@ -296,7 +296,7 @@ def test_numeric_options_stay_in_order_and_the_quiz_keeps_its_letters():
                  for n in range(3)]
     questions.append(("position?", ["0", "1", "4", "5"], "C", "counted across the pair"))
     questions.append(("loss?", ["0.968", "0.478", "about 0.620", "0.208"], 1, "-ln 0.62"))
-    for key in ("ch03", "a", "b", "c", "d", "e"):
+    for key in ("sizes", "a", "b", "c", "d", "e"):
         page = quiz_html(questions, key=key)
         items = page.split('<li class="q">')[1:]
         shown = [re.findall(r"<span>[A-D]\. (.*?)</span>", item) for item in items]

@@ -446,7 +446,7 @@ def _check_demos(page, tab):
                     assert after != before, f"{demo_id} at {demo.values_at(indices)}: the picture did not change"
                     changed = True
                 before, python_before = after, python_after
-            # a control may leave the picture alone where Python says so (ch02's heads add no parameters),
+            # a control may leave the picture alone where Python says so (the encoder chapter's heads add no parameters),
             # but it must change what the reader sees
             assert changed or len(captions) > 1 or len(control.values) == 1, \
                 f"{demo_id}.{control.name} changes neither the picture nor the caption"
