@@ -37,6 +37,11 @@ FREE_AFTER, FREE_BEFORE = "A worked number", "Demo"  # chapter-specific sections
 # (chapter file, template section) -> why it is missing and which issue brings it
 EXCEPTIONS: dict[tuple[str, str], str] = {}
 
+# the headings' one form (review G-5 (1), (2); intro.md says it): these name their topic after a colon,
+# "## Shapes: one head, then all of them"; the others are the bare name, "## Misconceptions"
+SUBTITLED = ["Intuition", "The formula", "Shapes", "A worked number", "Demo"]
+INTERVIEW_QUESTIONS = QUIZ_ITEMS = range(4, 7)  # review G-5 (6): 4 to 6 in every chapter
+
 
 def chapters() -> list[str]:
     return [page for page in toc_pages() if page.startswith("chapters/")]
@@ -122,6 +127,59 @@ def test_chapter_follows_the_template(page):
     assert not stale, f"{page}: exception no longer needed for {stale}; remove it from EXCEPTIONS"
     left = {k: v for k, v in problems.items() if k not in excused}
     assert not left, f"{page} does not follow the template: {left}"
+
+
+@pytest.mark.parametrize("page", chapters())
+def test_chapter_headings_have_one_form(page):
+    """Review G-5 (1)-(3): the template's headings in one form, and no section set apart for checking
+    claims: a chapter checks a common claim where it teaches the topic (intro.md, "The claims it checks")."""
+    wrong = []
+    for heading, _ in sections(page):
+        name = template_name(heading)
+        if name in SUBTITLED and not re.fullmatch(re.escape(name) + r": \S.*", heading):
+            wrong.append(f"'## {heading}' is not '## {name}: <its topic>'")
+        elif name is not None and name not in SUBTITLED and heading != name:
+            wrong.append(f"'## {heading}' is not the bare '## {name}'")
+        elif name is None and re.match(r"(?i)checking\b", heading):
+            wrong.append(f"'## {heading}': check a claim in the section that teaches its topic")
+    assert not wrong, f"{page}: {wrong}"
+
+
+def test_chapter_has_a_label_named_by_its_topic():
+    """Review G-5 (8): every chapter has a (ch-<topic>)= label on its title, named after its file's topic
+    (07_mlm -> ch-mlm), never its number, so that {ref} survives the next inserted chapter."""
+    for page in chapters():
+        text = (ROOT / f"{page}.md").read_text(encoding="utf-8")
+        topic = Path(page).name.split("_", 1)[1].replace("_", "-")
+        m = re.search(r"^\(([^)]+)\)=\n# \d+\. ", text, flags=re.M)
+        assert m, f"{page}: put a (ch-{topic})= label on the line above the chapter's title"
+        assert m.group(1) == f"ch-{topic}", f"{page}: its label is ({m.group(1)})=, not (ch-{topic})="
+
+
+@pytest.mark.parametrize("page", chapters())
+def test_misconceptions_have_one_style(page):
+    """Review G-5 (4): each misconception is a paragraph that opens with the claim, quoted and in bold,
+    then corrects it (a computation and its note may follow); no bullets, no italics."""
+    body = dict((template_name(h), b) for h, b in sections(page))["Misconceptions"]
+    prose_only = _without_code_cells(body)
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", prose_only) if p.strip()]
+    claims = [p for p in paragraphs if p.startswith("**")]
+    assert len(claims) >= 3, f"{page}: {len(claims)} misconceptions"
+    assert paragraphs[0].startswith("**"), f"{page}: Misconceptions opens with a misconception"
+    for p in claims:
+        assert re.match(r'\*\*"[^\n]+?"\*\* \S', p), f"{page}: write the claim as **\"...\"** then its correction: {p[:80]}"
+    bullets = re.findall(r"^\s*[-*] .*", prose_only, flags=re.M)
+    assert not bullets, f"{page}: misconceptions are bold paragraphs, not bullets: {bullets[:2]}"
+
+
+@pytest.mark.parametrize("page", chapters())
+def test_every_chapter_asks_as_many_questions(page):
+    """Review G-5 (6): 4 to 6 interview questions (dropdowns) and 4 to 6 quiz items in every chapter."""
+    body = dict((template_name(h), b) for h, b in sections(page))["Interview questions"]
+    asked = len(re.findall(r"^(?:```|:::)\{dropdown\}", body, flags=re.M))
+    assert asked in INTERVIEW_QUESTIONS, f"{page}: {asked} interview questions"
+    items = sum(len(n_options) for n_options, _ in quizzes(page))
+    assert items in QUIZ_ITEMS, f"{page}: {items} quiz items"
 
 
 def test_exceptions_name_their_issue():
