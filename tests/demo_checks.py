@@ -4,16 +4,20 @@ from __future__ import annotations
 import html
 import re
 
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
 # a model small enough that a demo's callbacks run in milliseconds
 TINY = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
             max_position_embeddings=64, attn_implementation="eager")
 
 
-def png(value) -> bytes:
-    """An Image widget's value (a memoryview) as bytes."""
-    return bytes(value)
+def live_shows(output, figure) -> bool:
+    """Whether a live demo's Output widget shows ``figure``: the same JSON as the page stores for it
+    (``course.demos._live``: the live bundle is that JSON plus a theme template the page drops)."""
+    from course.demos._live import shown
+    from course.static_demo import _figure_json
+
+    got = shown(output)
+    assert got is not None, "the live demo shows no figure"
+    return got == _figure_json(figure)
 
 
 def by_id(demos) -> dict:

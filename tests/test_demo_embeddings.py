@@ -8,10 +8,6 @@ from __future__ import annotations
 import os
 import re
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
@@ -23,13 +19,7 @@ from bertlib import (
     BertConfig, BertEmbeddings,
 )
 from course.demos import embeddings as embeddings_demo
-from demo_checks import PNG_MAGIC, png
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
+from demo_checks import live_shows
 
 
 @pytest.fixture(scope="module")
@@ -81,10 +71,10 @@ def test_embedding_parts_bad_input(minilm_model, pair_inputs):
 def test_parts_figure(minilm_model, pair_inputs, dims):
     ids, seg, tokens = pair_inputs
     parts = embeddings_demo.embedding_parts(minilm_model.embeddings, ids, seg, 4)
-    fig = embeddings_demo.parts_figure(parts, "4: cute (A)", dims=dims)
-    assert len(fig.axes) == len(embeddings_demo.PARTS)
-    for ax, key in zip(fig.axes, embeddings_demo.PARTS):
-        np.testing.assert_allclose([p.get_height() for p in ax.patches], parts[key][:dims], atol=1e-6)
+    fig = embeddings_demo.parts_plotly(parts, dims=dims)
+    assert len(fig.data) == len(embeddings_demo.PARTS)
+    for bars, key in zip(fig.data, embeddings_demo.PARTS):
+        np.testing.assert_allclose(bars.y, parts[key][:dims], atol=1e-4)  # the page's 4 decimals
 
 
 def test_token_labels(pair_inputs):
@@ -96,11 +86,11 @@ def test_token_labels(pair_inputs):
 def test_make_demo_follows_the_dropdown(minilm_model, pair_inputs):
     ids, seg, tokens = pair_inputs
     w = embeddings_demo.make_demo(minilm_model.embeddings, tokens, ids, seg, index=4)
-    pick, image = w.children
-    first = png(image.value)
-    assert first.startswith(PNG_MAGIC)
+    pick, label, figure = w.children
+    first = embeddings_demo.parts_plotly(embeddings_demo.embedding_parts(minilm_model.embeddings, ids, seg, 4))
+    assert label.value.startswith("<code>4: cute (A), dimension 0: ") and live_shows(figure, first)
     pick.value = 7
-    assert png(image.value) != first and png(image.value).startswith(PNG_MAGIC)
+    assert "7: likes (B)" in label.value and not live_shows(figure, first)
 
 
 def test_static_embeddings(minilm_dir, minilm_tokenizer):
@@ -124,3 +114,10 @@ def test_static_embeddings(minilm_dir, minilm_tokenizer):
         assert np.allclose(normed, out[i, :16].numpy(), atol=1e-4)  # the module's own output
         t, p, s, tot = (float(x) for x in re.findall(r"-?\d+\.\d+", state["caption"].split("dimension 0: ")[1]))
         assert abs(t + p + s - tot) <= 0.0015 and abs(tot - float(total[0])) < 6e-4
+    # the live demo on the same embeddings shows the page's figure and caption for each token
+    live = ch.make_demo(emb, tokens, enc["input_ids"], enc["token_type_ids"], index=0)
+    pick, label, figure = live.children
+    for i in (0, tokens.index("cute"), len(tokens) - 1):
+        pick.value = i
+        state = d.state_at([i])
+        assert live_shows(figure, state["figure"]) and label.value == f"<code>{state['caption']}</code>"

@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import os
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
@@ -21,13 +17,7 @@ from bertlib import (
     BertConfig, count_parameters,
 )
 from course.demos import sizes as sizes_demo
-from demo_checks import PNG_MAGIC, png
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
+from demo_checks import live_shows
 
 
 @pytest.mark.parametrize("preset", list(sizes_demo.PRESETS))
@@ -66,23 +56,22 @@ def test_make_config_rejects_odd_width():
 @pytest.mark.parametrize("preset", list(sizes_demo.PRESETS))
 def test_breakdown_figure(preset):
     cfg = sizes_demo.make_config(**sizes_demo.PRESETS[preset])
-    fig = sizes_demo.breakdown_figure(cfg)
-    bars = fig.axes[0].patches
-    assert len(bars) == len(sizes_demo.GROUPS)
-    widths = [b.get_width() * 1e6 for b in bars]
-    np.testing.assert_allclose(widths, list(sizes_demo.grouped_counts(cfg).values()), rtol=1e-9)
+    (bars,) = sizes_demo.breakdown_plotly(cfg).data
+    assert list(bars.customdata) == list(sizes_demo.GROUPS)
+    np.testing.assert_allclose(np.array(bars.y) * 1e6, list(sizes_demo.grouped_counts(cfg).values()), rtol=1e-9)
 
 
 def test_make_demo_sliders_and_presets():
     w = sizes_demo.make_demo("BERT-Base")
-    presets, hidden, layers, vocab, label, image = w.children
+    presets, hidden, layers, vocab, label, figure = w.children
     assert "109,482,240" in label.value
     layers.value = 6
     assert "L=6, H=768" in label.value
     presets.value = "BERT-Large"
     assert (hidden.value, layers.value) == (1024, 24) and "335,141,888" in label.value
     presets.value = "MiniLM-L6-H384"
-    assert "22,713,216" in label.value and png(image.value).startswith(PNG_MAGIC)
+    assert "22,713,216" in label.value
+    assert live_shows(figure, sizes_demo.breakdown_plotly(sizes_demo.make_config(384, 6)))
 
 
 def test_static_sizes():
@@ -101,3 +90,10 @@ def test_static_sizes():
                                                    "dimensions"}
     bars = d.state_at([3, 3, 4, 1])["figure"].data[0].y
     assert abs(sum(bars) * 1e6 - count_parameters(BertConfig.base())["total"]) < 1
+    # the live demo at BERT-Base (its heads H/64 = 12) shows the very figure the page stores for L=12, H=768, A=12
+    live = ch.make_demo("BERT-Base")
+    figure = live.children[-1]
+    assert live_shows(figure, d.state_at([3, 3, 4, 1])["figure"])
+    live.children[2].value = 6  # L
+    assert live_shows(figure, d.state_at([2, 3, 4, 1])["figure"])
+    assert not live_shows(figure, d.state_at([3, 3, 4, 1])["figure"])

@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import os
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
@@ -18,14 +14,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from course.demos import visibility as visibility_demo
-from course.plots import fig_to_png
-from demo_checks import PNG_MAGIC, png
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
+from demo_checks import live_shows
 
 
 @pytest.mark.parametrize("T", [1, 2, 5, 9])
@@ -60,7 +49,7 @@ def test_position_out_of_range(position):
     with pytest.raises(IndexError):
         visibility_demo.visible_tokens(TOKENS, position)
     with pytest.raises(IndexError):
-        visibility_demo.position_figure(TOKENS, position)
+        visibility_demo.position_plotly(TOKENS, position)
 
 
 @pytest.mark.parametrize("position", [0, 3, 4])
@@ -71,26 +60,28 @@ def test_position_figure_bars(position, with_weights):
     attn = rng.random((T, T))
     attn_gpt = np.tril(attn)
     attn, attn_gpt = attn / attn.sum(-1, keepdims=True), attn_gpt / attn_gpt.sum(-1, keepdims=True)
-    fig = visibility_demo.position_figure(TOKENS, position, *( (attn, attn_gpt) if with_weights else ()))
-    bert_ax, gpt_ax = fig.axes
-    # the first T bars are the visible weights; crossed boxes for hidden keys come after them
-    bert_heights = [p.get_height() for p in bert_ax.patches[:T]]
-    gpt_heights = [p.get_height() for p in gpt_ax.patches[:T]]
-    expected_bert = attn[position] if with_weights else np.ones(T)
-    np.testing.assert_allclose(bert_heights, expected_bert)
-    assert all(h == 0 for h in gpt_heights[position + 1:])  # nothing to the right of the query
-    assert len(gpt_ax.patches) == T + (T - 1 - position)  # one crossed box per hidden key
-    assert len(bert_ax.patches) == T
-    assert fig_to_png(fig).startswith(PNG_MAGIC)
+    fig = visibility_demo.position_plotly(TOKENS, position, *((attn, attn_gpt) if with_weights else ()))
+    bert_bars, bert_hidden, gpt_bars, gpt_hidden = (np.array(t.y) for t in fig.data)
+    np.testing.assert_allclose(bert_bars, attn[position] if with_weights else np.ones(T), atol=1e-4)
+    assert not bert_hidden.any()  # BERT hides nothing
+    assert not gpt_bars[position + 1:].any()  # nothing to the right of the query
+    assert (gpt_hidden > 0).sum() == T - 1 - position  # one crossed bar per hidden key
+    assert fig.layout.yaxis.title.text == ("weight" if with_weights else "may attend")
+
+
+def test_position_figure_wants_both_weights_or_none():
+    with pytest.raises(ValueError, match="both models"):
+        visibility_demo.position_plotly(TOKENS, 1, np.eye(len(TOKENS)))
 
 
 def test_make_demo_follows_the_slider():
     w = visibility_demo.make_demo(TOKENS, position=1)
-    slider, label, image = w.children
-    first = png(image.value)
-    assert "query 1" in label.value and first.startswith(PNG_MAGIC)
+    slider, label, figure = w.children
+    assert "query 1" in label.value and live_shows(figure, visibility_demo.position_plotly(TOKENS, 1))
     slider.value = 4
-    assert "query 4" in label.value and "GPT sees 5" in label.value and png(image.value) != first
+    assert "query 4" in label.value and "GPT sees 5" in label.value
+    assert live_shows(figure, visibility_demo.position_plotly(TOKENS, 4))
+    assert not live_shows(figure, visibility_demo.position_plotly(TOKENS, 1))
 
 
 def test_static_positions(minilm_dir, minilm_tokenizer):
@@ -113,3 +104,9 @@ def test_static_positions(minilm_dir, minilm_tokenizer):
         assert np.allclose(bert_bars, attn_bi[q], atol=1e-4) and np.allclose(gpt_bars[:q + 1], attn_gpt[q, :q + 1],
                                                                             atol=1e-4)
         assert sum(v > 0 for v in hidden) == len(tokens) - q - 1  # the keys GPT may not read, drawn grey
+    # the live demo, given the same weights, shows the very figure the page stores for each position
+    live = ch.make_demo(tokens, attn_bi, attn_gpt, position=3)
+    slider, _, figure = live.children
+    for q in (3, 10):
+        slider.value = q
+        assert live_shows(figure, d.state_at([q])["figure"])

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from ..plots import COLORS, fig_to_png
+from ..plots import COLORS
 
 PARTS = ("token", "position", "segment", "sum", "layernorm")
 TITLES = {"token": "token embedding", "position": "position embedding", "segment": "segment embedding",
@@ -38,27 +37,6 @@ def embedding_parts(embeddings, input_ids: torch.Tensor, token_type_ids: torch.T
             zip(PARTS, (token, position, segment, total, normed))}
 
 
-def parts_figure(parts: dict[str, np.ndarray], label: str = "", dims: int = 16) -> plt.Figure:
-    """Five bar rows over the first ``dims`` dimensions: token, position, segment, their sum, LayerNorm."""
-    fig, axes = plt.subplots(len(PARTS), 1, figsize=(7.5, 6.2), sharex=True)
-    x = np.arange(dims)
-    lim = max(np.abs(parts[k][:dims]).max() for k in ("token", "position", "segment", "sum")) * 1.15
-    for ax, key in zip(axes, PARTS):
-        v = parts[key][:dims]
-        color = COLORS["layernorm"] if key == "layernorm" else COLORS[key]
-        ax.bar(x, v, color=color)
-        ax.axhline(0, color="black", linewidth=0.5)
-        if key != "layernorm":  # the raw vectors share one scale, so the sum visibly is the sum
-            ax.set_ylim(-lim, lim)
-        ax.set_ylabel(key, rotation=0, ha="right", va="center")
-        ax.set_title(TITLES[key], fontsize=9, loc="left")
-    axes[-1].set_xticks(x)
-    axes[-1].set_xlabel(f"dimension (first {dims} of {len(parts['token'])})")
-    fig.suptitle(label, fontsize=11)
-    fig.tight_layout()
-    return fig
-
-
 def token_labels(tokens: Sequence[str], token_type_ids: torch.Tensor) -> list[str]:
     """'5: cute (A)' for the dropdown: position, token, segment."""
     return [f"{i}: {t} ({'AB'[int(s)]})" for i, (t, s) in enumerate(zip(tokens, token_type_ids[0].tolist()))]
@@ -66,21 +44,25 @@ def token_labels(tokens: Sequence[str], token_type_ids: torch.Tensor) -> list[st
 
 def make_demo(embeddings, tokens: Sequence[str], input_ids: torch.Tensor, token_type_ids: torch.Tensor,
               index: int = 0, dims: int = 16):
-    """A dropdown over the tokens of one (1, T) input; the five-row figure follows it."""
+    """A dropdown over the tokens of one (1, T) input; the page's five-row figure (``parts_plotly``) and its
+    one line follow it."""
     import ipywidgets as widgets
+
+    from ._live import figure_output, show
 
     labels = token_labels(tokens, token_type_ids)
     pick = widgets.Dropdown(options=[(lab, i) for i, lab in enumerate(labels)], value=index, description="token")
-    image = widgets.Image(format="png")
+    figure, label = figure_output(), widgets.HTML()
 
     def update(change=None):
         i = pick.value
-        image.value = fig_to_png(parts_figure(embedding_parts(embeddings, input_ids, token_type_ids, i),
-                                              labels[i], dims))
+        parts = embedding_parts(embeddings, input_ids, token_type_ids, i)
+        show(figure, parts_plotly(parts, dims))
+        label.value = f"<code>{caption(parts, labels[i])}</code>"
 
     pick.observe(update, names="value")
     update()
-    return widgets.VBox([pick, image])
+    return widgets.VBox([pick, label, figure])
 
 
 # --- the static page's demo (course.static_demo) ----------------------------------------------------------------

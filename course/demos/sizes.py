@@ -4,13 +4,8 @@ All counting is bertlib's closed form (``bertlib.params``); the demo only groups
 """
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
-import numpy as np
-
 from bertlib import BertConfig, count_parameters
 from bertlib.params import embeddings_breakdown, layer_breakdown
-
-from ..plots import fig_to_png
 
 PRESETS = {
     "BERT-Base": dict(hidden_size=768, num_hidden_layers=12, vocab_size=30522),
@@ -55,28 +50,12 @@ def summary(cfg: BertConfig) -> str:
             f"{share:.1%} in the word embeddings")
 
 
-def breakdown_figure(cfg: BertConfig, title: str | None = None) -> plt.Figure:
-    """One horizontal bar per group, labelled with its count and share of the total."""
-    groups = grouped_counts(cfg)
-    total = sum(groups.values())
-    fig, ax = plt.subplots(figsize=(7.5, 2.8))
-    values = np.array([groups[g] for g in GROUPS], dtype=float)
-    ax.barh(range(len(GROUPS)), values / 1e6, color=GROUP_COLORS)
-    for i, v in enumerate(values):
-        ax.text(v / 1e6, i, f"  {v / 1e6:.2f}M ({v / total:.1%})", va="center", fontsize=9)
-    ax.set_yticks(range(len(GROUPS)), GROUPS)
-    ax.invert_yaxis()
-    ax.set_xlabel("parameters (millions)")
-    ax.set_xlim(0, values.max() / 1e6 * 1.45)
-    ax.set_title(title or f"L={cfg.num_hidden_layers}, H={cfg.hidden_size}, V={cfg.vocab_size:,}: "
-                          f"{total / 1e6:.1f}M parameters", fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
 def make_demo(preset: str = "BERT-Base"):
-    """Sliders for H, L and V (and preset buttons); the bar chart and the summary follow them."""
+    """Sliders for H, L and V (and preset buttons); the page's bar chart (``breakdown_plotly``) and the summary
+    follow them."""
     import ipywidgets as widgets
+
+    from ._live import figure_output, show
 
     p = PRESETS[preset]
     hidden = widgets.IntSlider(value=p["hidden_size"], min=128, max=1536, step=64, description="H",
@@ -86,11 +65,11 @@ def make_demo(preset: str = "BERT-Base"):
     vocab = widgets.IntSlider(value=p["vocab_size"], min=1000, max=250000, step=500, description="V",
                               continuous_update=False)
     presets = widgets.ToggleButtons(options=list(PRESETS), value=preset)
-    image, label = widgets.Image(format="png"), widgets.HTML()
+    figure, label = figure_output(), widgets.HTML()
 
     def update(change=None):
         cfg = make_config(hidden.value, layers.value, vocab.value)
-        image.value = fig_to_png(breakdown_figure(cfg))
+        show(figure, breakdown_plotly(cfg))
         label.value = f"<code>{summary(cfg)}</code>"
 
     def apply_preset(change):
@@ -104,7 +83,7 @@ def make_demo(preset: str = "BERT-Base"):
         w.observe(update, names="value")
     presets.observe(apply_preset, names="value")
     update()
-    return widgets.VBox([presets, hidden, layers, vocab, label, image])
+    return widgets.VBox([presets, hidden, layers, vocab, label, figure])
 
 
 # --- the static page's demo (course.static_demo) ----------------------------------------------------------------

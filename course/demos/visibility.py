@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
 from bertlib import build_attention_mask
 
-from ..plots import COLORS, fig_to_png
+from ..plots import COLORS
 
 
 def visibility(n_tokens: int, is_causal: bool) -> np.ndarray:
@@ -44,56 +43,27 @@ def describe(tokens: Sequence[str], position: int) -> str:
             f"GPT sees {len(seen['gpt'])}: {' '.join(seen['gpt'])}")
 
 
-def position_figure(tokens: Sequence[str], position: int, attn_bert: np.ndarray | None = None,
-                    attn_gpt: np.ndarray | None = None) -> plt.Figure:
-    """Two panels, BERT above GPT: for the query at ``position``, each key is either hidden (grey) or
-    visible; with ``attn_*`` (T, T) weights given, the bar height is the weight the query gives that key."""
-    T = len(tokens)
-    if not 0 <= position < T:
-        raise IndexError(f"position {position} is outside the {T} tokens")
-    fig, axes = plt.subplots(2, 1, figsize=(max(6, 0.6 * T), 4.6), sharex=True)
-    for ax, (name, causal, attn) in zip(axes, (("BERT: bidirectional", False, attn_bert),
-                                               ("GPT: causal", True, attn_gpt))):
-        seen = visibility(T, causal)[position]
-        color = COLORS["gpt"] if causal else COLORS["bert"]
-        if attn is None:
-            heights, ylabel = seen.astype(float), "may attend"
-        else:
-            heights, ylabel = np.asarray(attn, dtype=float)[position], "attention weight"
-        ymax = 1.0 if attn is None else max(float(heights[seen].max()) * 1.15, 0.05)
-        ax.bar(range(T), np.where(seen, heights, 0.0), color=color, edgecolor="black", linewidth=0.5)
-        for j in np.flatnonzero(~seen):  # hidden keys: a grey crossed box, so "0" reads as "forbidden"
-            ax.bar(j, ymax, color=COLORS["hidden"], hatch="xx", edgecolor="white")
-        ax.set_ylim(0, ymax)
-        ax.axvline(position, color="black", linestyle=":", linewidth=1)
-        ax.set_ylabel(ylabel)
-        ax.set_title(f"{name}: query {position} ({tokens[position]!r}) sees {int(seen.sum())} of {T} tokens",
-                     fontsize=10)
-    axes[-1].set_xticks(range(T), tokens, rotation=45, ha="right")
-    fig.tight_layout()
-    return fig
-
-
 def make_demo(tokens: Sequence[str], attn_bert: np.ndarray | None = None, attn_gpt: np.ndarray | None = None,
               position: int | None = None):
-    """A slider over positions; the figure and the one-line description follow it."""
+    """A slider over positions; the page's figure (``position_plotly``) and the one-line description follow it."""
     import ipywidgets as widgets
+
+    from ._live import figure_output, show
 
     tokens = list(tokens)
     start = len(tokens) // 2 if position is None else position
     slider = widgets.IntSlider(value=start, min=0, max=len(tokens) - 1, description="position",
                                continuous_update=False)
-    image = widgets.Image(format="png")
-    label = widgets.HTML()
+    figure, label = figure_output(), widgets.HTML()
 
     def update(change=None):
         p = slider.value
-        image.value = fig_to_png(position_figure(tokens, p, attn_bert, attn_gpt))
+        show(figure, position_plotly(tokens, p, attn_bert, attn_gpt))
         label.value = f"<code>{describe(tokens, p)}</code>"
 
     slider.observe(update, names="value")
     update()
-    return widgets.VBox([slider, label, image])
+    return widgets.VBox([slider, label, figure])
 
 
 # --- the static page's demo (course.static_demo) ----------------------------------------------------------------
@@ -130,11 +100,21 @@ def caption(tokens: Sequence[str], position: int) -> str:
             f"{len(seen['gpt'])} (GPT) of {len(tokens)}")
 
 
-def position_plotly(tokens: Sequence[str], position: int, attn_bert: np.ndarray, attn_gpt: np.ndarray):
-    """The query's attention weights in two panels, BERT above GPT; hidden keys as grey crossed bars."""
+def position_plotly(tokens: Sequence[str], position: int, attn_bert: np.ndarray | None = None,
+                    attn_gpt: np.ndarray | None = None):
+    """Two panels, BERT above GPT: for the query at ``position``, each key is either hidden (a grey crossed
+    bar) or visible; with ``attn_*`` (T, T) weights given, a visible bar's height is the weight the query gives
+    that key, else 1 ("may attend")."""
     from plotly.subplots import make_subplots
 
     T = len(tokens)
+    if not 0 <= position < T:
+        raise IndexError(f"position {position} is outside the {T} tokens")
+    if (attn_bert is None) != (attn_gpt is None):
+        raise ValueError("give the attention weights of both models, or of neither")
+    weighted = attn_bert is not None
+    if not weighted:  # no weights: a visible key is a bar of height 1
+        attn_bert, attn_gpt = visibility(T, False).astype(float), visibility(T, True).astype(float)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14,
                         subplot_titles=("BERT: bidirectional", "GPT: causal"))
     x = [f"{j}:{t}" for j, t in enumerate(tokens)]
@@ -148,7 +128,7 @@ def position_plotly(tokens: Sequence[str], position: int, attn_bert: np.ndarray,
         fig.add_bar(x=x, y=np.where(seen, 0.0, ymax).round(4).tolist(), marker_color=COLORS["hidden"],
                     marker_pattern_shape="x", row=row, col=1, name="hidden", showlegend=False,
                     hoverinfo="skip")
-        fig.update_yaxes(range=[0, ymax], title_text="weight", row=row, col=1)
+        fig.update_yaxes(range=[0, ymax], title_text="weight" if weighted else "may attend", row=row, col=1)
     fig.add_vline(x=position, line_dash="dot", line_width=1)
     fig.update_layout(barmode="overlay", height=420, margin=dict(l=55, r=10, t=30, b=90), bargap=0.15)
     fig.update_xaxes(tickangle=-60, row=2, col=1)
