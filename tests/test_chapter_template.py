@@ -145,6 +145,13 @@ def test_chapter_headings_have_one_form(page):
     assert not wrong, f"{page}: {wrong}"
 
 
+def test_intro_describes_the_template():
+    """intro.md ("Each chapter follows the same pattern") names every template heading, in its order."""
+    text = (ROOT / "intro.md").read_text(encoding="utf-8")
+    named = [m.group(1) for m in re.finditer(r"\*([A-Z][\w -]+?)\*", text) if m.group(1) in TEMPLATE]
+    assert [n for n in dict.fromkeys(named)] == TEMPLATE, f"intro.md names {named}, the template is {TEMPLATE}"
+
+
 def test_chapter_has_a_label_named_by_its_topic():
     """Review G-5 (8): every chapter has a (ch-<topic>)= label on its title, named after its file's topic
     (07_mlm -> ch-mlm), never its number, so that {ref} survives the next inserted chapter."""
