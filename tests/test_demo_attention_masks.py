@@ -19,6 +19,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from course.demos import attention_masks as attention_masks_demo
+from demo_checks import live_shows
 
 
 @pytest.fixture(autouse=True)
@@ -105,7 +106,7 @@ def test_plots_and_demo(minilm_model, minilm_tokenizer):
     r = attention_masks_demo.padding_effect(minilm_model, minilm_tokenizer, "my dog is cute", 2, True)
     attention_masks_demo.plot_padding_effect(r, attention_masks_demo.padding_effect(minilm_model, minilm_tokenizer, "my dog is cute", 2, False))
     assert isinstance(attention_masks_demo.make_demo(), w.VBox)
-    assert isinstance(attention_masks_demo.make_demo(minilm_model, minilm_tokenizer), w.Tab)
+    assert isinstance(attention_masks_demo.make_demo(minilm_model, minilm_tokenizer), w.Tab)  # (matplotlib: the chapter's still figures)
 
 
 def test_static_pad_scores_and_padding(minilm_dir, minilm_tokenizer):
@@ -124,3 +125,15 @@ def test_static_pad_scores_and_padding(minilm_dir, minilm_tokenizer):
     without = ch.padding_effect(model, minilm_tokenizer, ch.SENTENCES[0], 8, False)
     assert caption == ch.effect_caption(with_mask, without, 8)
     assert with_mask["final"] < 1e-4 < 0.1 < without["final"]
+    # the live demo shows, for the same control values, the page's very figures and lines
+    live = ch.make_demo(model, minilm_tokenizer)
+    (pad1, pad2), toy_label, toy_figure = live.children[0].children[0].children, *live.children[0].children[1:]
+    for p1, p2 in ((4.0, 5.0), (8.0, 9.0), (-4.0, 1.0)):
+        pad1.value, pad2.value = p1, p2
+        page = scores.state_at([ch.PAD_SCORES_1.index(p1), ch.PAD_SCORES_2.index(p2)])
+        assert live_shows(toy_figure, page["figure"]) and toy_label.value == f"<code>{page['caption']}</code>"
+    (sentence, n_pad), real_label, real_figure = live.children[1].children[0].children, *live.children[1].children[1:]
+    for s, n in ((ch.SENTENCES[0], 8), (ch.SENTENCES[2], 1)):
+        sentence.value, n_pad.value = s, n
+        page = padding.state_at([ch.SENTENCES.index(s), ch.N_PADS.index(n)])
+        assert live_shows(real_figure, page["figure"]) and real_label.value == f"<code>{page['caption']}</code>"

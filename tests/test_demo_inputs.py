@@ -100,3 +100,10 @@ def test_static_inputs(minilm_tokenizer):
     # longest first: the long second text of pair 3 loses its tail before the question does
     assert d.caption(pair=3, max_length=16).startswith("16 positions: 6 in segment A, 10 in segment B")
     assert d.caption(pair=1, max_length=0).endswith("0 padding; 0 tokens truncated")
+    # the live demo shows, for the same texts and length, the page's very line and table
+    live = ch.make_demo(minilm_tokenizer, *ch.PAIRS[3], max_length=16)
+    box_a, box_b, length, out = live.children
+    for pair, max_length in ((3, 16), (3, 0), (1, 12), (2, 8)):
+        box_a.value, box_b.value, length.value = *ch.PAIRS[pair], max_length
+        page = d.state_at([pair, ch.MAX_LENGTHS.index(max_length)])
+        assert out.value == f"<p><code>{page['caption']}</code></p>" + page["html"].data

@@ -126,43 +126,41 @@ def plot_padding_effect(with_mask: dict, without_mask: dict, ax=None):
 
 # ----------------------------------------------------------------------------- widgets
 def make_demo(model=None, tokenizer=None):
-    """Sliders for the two [PAD] scores and a mask switch; given a model, a second tab runs the real check."""
+    """Sliders for the two [PAD] scores; given a model, a second tab runs the real check. Each shows the
+    page's line and figure (``share_state``, ``effect_state``) for any value of its controls."""
     import ipywidgets as w
-    import matplotlib.pyplot as plt
 
-    from course.plots import fig_to_png
+    from ._live import figure_output, show
 
     pad1 = w.FloatSlider(value=SCORES[4], min=-5, max=10, step=0.5, description="[PAD] #1 score")
     pad2 = w.FloatSlider(value=SCORES[5], min=-5, max=10, step=0.5, description="[PAD] #2 score")
-    use = w.Checkbox(value=False, description="apply the padding mask")
-    toy_image = w.Image(format="png")
+    toy_label, toy_figure = w.HTML(), figure_output()
 
     def draw_toy(_=None):
-        fig, ax = plt.subplots(figsize=(6, 3))
-        plot_padding_share(padding_share(pad1.value, pad2.value, use.value), ax)
-        toy_image.value = fig_to_png(fig)
+        shown = share_state(pad1.value, pad2.value)
+        toy_label.value = f"<code>{shown['caption']}</code>"
+        show(toy_figure, shown["figure"])
 
-    for control in (pad1, pad2, use):
+    for control in (pad1, pad2):
         control.observe(draw_toy, names="value")
     draw_toy()
-    toy = w.VBox([w.HBox([pad1, pad2]), use, toy_image])
+    toy = w.VBox([w.HBox([pad1, pad2]), toy_label, toy_figure])
     if model is None:
         return toy
 
     sentence = w.Dropdown(options=SENTENCES, description="sentence")
     n_pad = w.IntSlider(value=8, min=1, max=64, description="extra [PAD]")
-    real_image = w.Image(format="png")
+    real_label, real_figure = w.HTML(), figure_output()
 
     def draw_real(_=None):
-        fig, ax = plt.subplots(figsize=(6, 3))
-        plot_padding_effect(padding_effect(model, tokenizer, sentence.value, n_pad.value, True),
-                            padding_effect(model, tokenizer, sentence.value, n_pad.value, False), ax)
-        real_image.value = fig_to_png(fig)
+        shown = effect_state(model, tokenizer, sentence.value, n_pad.value)
+        real_label.value = f"<code>{shown['caption']}</code>"
+        show(real_figure, shown["figure"])
 
     for control in (sentence, n_pad):
         control.observe(draw_real, names="value")
     draw_real()
-    real = w.VBox([w.HBox([sentence, n_pad]), real_image])
+    real = w.VBox([w.HBox([sentence, n_pad]), real_label, real_figure])
     return w.Tab(children=[toy, real], titles=["worked example", "real checkpoint"])
 
 
@@ -226,6 +224,17 @@ def effect_plotly(with_mask: dict, without_mask: dict):
     return fig
 
 
+def share_state(pad_score_1: float, pad_score_2: float) -> dict:
+    """The worked example's line and figure, on the page and live."""
+    return {"caption": share_caption(pad_score_1, pad_score_2), "figure": share_plotly(pad_score_1, pad_score_2)}
+
+
+def effect_state(model, tokenizer, sentence: str, n_pad: int) -> dict:
+    """The real checkpoint's line and figure, on the page and live."""
+    on, off = (padding_effect(model, tokenizer, sentence, n_pad, m) for m in (True, False))
+    return {"caption": effect_caption(on, off, n_pad), "figure": effect_plotly(on, off)}
+
+
 def static_demos(model=None, tokenizer=None):
     """Chapter 6's demos in the static page: the worked example's two [PAD] scores (softmax with and without
     the mask), and the real checkpoint with extra [PAD] tokens (MiniLM when omitted)."""
@@ -239,12 +248,8 @@ def static_demos(model=None, tokenizer=None):
         model = BertModel.from_pretrained(get_model_path()).eval()
         tokenizer = BertTokenizer.from_pretrained(get_model_path())
 
-    def share_state(pad_score_1, pad_score_2):
-        return {"caption": share_caption(pad_score_1, pad_score_2), "figure": share_plotly(pad_score_1, pad_score_2)}
-
-    def effect_state(sentence, n_pad):
-        on, off = (padding_effect(model, tokenizer, sentence, n_pad, m) for m in (True, False))
-        return {"caption": effect_caption(on, off, n_pad), "figure": effect_plotly(on, off)}
+    def checkpoint_state(sentence, n_pad):
+        return effect_state(model, tokenizer, sentence, n_pad)
 
     scores = StaticDemo("pad-scores", [Slider("pad_score_1", "[PAD] #1 score", values=list(PAD_SCORES_1),
                                                    default=SCORES[4], labels=[f"{v:g}" for v in PAD_SCORES_1]),
@@ -253,5 +258,5 @@ def static_demos(model=None, tokenizer=None):
                         state=share_state, title="The worked example: one query, six keys")
     effect = StaticDemo("padding-length", [Select("sentence", "sentence", options=list(SENTENCES)),
                                                 Slider("n_pad", "extra [PAD]", values=list(N_PADS), default=8)],
-                        state=effect_state, title="The real checkpoint: a sentence with extra [PAD]")
+                        state=checkpoint_state, title="The real checkpoint: a sentence with extra [PAD]")
     return [scores, effect]

@@ -47,7 +47,8 @@ def summary(rows: list[dict]) -> str:
 
 
 def make_demo(tokenizer, text_a: str = "my dog is cute", text_b: str = "he likes playing", max_length: int = 0):
-    """Two text boxes and a length slider (0 = no truncation, no padding); the table follows them."""
+    """Two text boxes and a length slider (0 = no truncation, no padding); the page's line and table
+    (``state``) follow them."""
     import ipywidgets as widgets
 
     box_a = widgets.Text(value=text_a, description="sentence A", continuous_update=False)
@@ -58,11 +59,11 @@ def make_demo(tokenizer, text_a: str = "my dog is cute", text_b: str = "he likes
 
     def update(change=None):
         try:
-            rows = encode_rows(tokenizer, box_a.value, box_b.value, length.value or None)
+            shown = state(tokenizer, box_a.value, box_b.value, length.value)
         except ValueError as err:  # e.g. max_length shorter than the special tokens themselves
             out.value = f"<p><code>{html.escape(str(err))}</code></p>"
             return
-        out.value = f"<p><code>{summary(rows)}</code></p>" + rows_html(rows)
+        out.value = f"<p><code>{html.escape(shown['caption'])}</code></p>" + shown["html"].data
 
     for w in (box_a, box_b, length):
         w.observe(update, names="value")
@@ -111,6 +112,12 @@ def demo_caption(tokenizer, text_a: str, text_b: str | None, max_length: int) ->
     return f"{summary(rows)}; {truncated(tokenizer, text_a, text_b, rows)} tokens truncated"
 
 
+def state(tokenizer, text_a: str, text_b: str | None, max_length: int) -> dict:
+    """What the page and the live demo show for two texts and a max_length (0: none): the caption and the table."""
+    rows = encode_rows(tokenizer, text_a, text_b, max_length or None)
+    return {"caption": demo_caption(tokenizer, text_a, text_b or None, max_length), "html": rows_table(rows)}
+
+
 def static_demos(tokenizer=None):
     """Chapter 5's demo in the static page: pick a sentence pair and a max_length; the inputs BERT gets,
     position by position (MiniLM's tokenizer when omitted)."""
@@ -123,14 +130,11 @@ def static_demos(tokenizer=None):
 
         tokenizer = BertTokenizer.from_pretrained(get_model_path())
 
-    def state(pair, max_length):
-        text_a, text_b = PAIRS[pair]
-        rows = encode_rows(tokenizer, text_a, text_b, max_length or None)
-        return {"caption": demo_caption(tokenizer, text_a, text_b or None, max_length),
-                "html": rows_table(rows)}
+    def pair_state(pair, max_length):
+        return state(tokenizer, *PAIRS[pair], max_length)
 
     labels = [f"{a} | {b}" if b else a for a, b in PAIRS]
     return [StaticDemo("inputs", [Select("pair", "sentences", options=list(range(len(PAIRS))), labels=labels),
                                        Slider("max_length", "max_length", values=list(MAX_LENGTHS), default=12,
                                               labels=["none" if m == 0 else str(m) for m in MAX_LENGTHS])],
-                       state=state)]
+                       state=pair_state)]
