@@ -21,7 +21,7 @@ from bertlib import (
     mask_tokens,
 )
 from course.demos import masking as masking_demo
-from demo_checks import all_captions, check_page_parts
+from demo_checks import all_captions, check_page_parts, live_shows
 
 
 @pytest.fixture(autouse=True)
@@ -128,8 +128,29 @@ def test_rendering_and_demo(minilm_tokenizer):
     ids = minilm_tokenizer(masking_demo.SENTENCES[2], return_tensors="pt")["input_ids"][0]
     stats = masking_demo.draw_statistics(ids, 500, 1, mask_token_id=minilm_tokenizer.mask_token_id,
                                  vocab_size=minilm_tokenizer.vocab_size, special_ids=minilm_tokenizer.all_special_ids)
-    masking_demo.plot_statistics(stats, masking_demo.original_num_to_predict(len(ids)))
+    masking_demo.plot_statistics(stats, masking_demo.original_num_to_predict(len(ids)))  # the chapter's still figure
+    line = masking_demo.statistics_line(stats, 500)
+    assert line.startswith(f"500 draws: {stats['selected']:.1%} of the eligible positions selected (expected 15.0%)")
     assert isinstance(masking_demo.make_demo(minilm_tokenizer), w.VBox)
+
+
+def test_live_demo_shows_the_page_state(seeds_demo, minilm_tokenizer):
+    """For the page's sentence and rates, the live demo shows the page's very table, line and figure for the
+    same seed; other rates change the figure's expected lines and the table."""
+    live = masking_demo.make_demo(minilm_tokenizer, n_draws=200)
+    text, seed_p, m_r, label, table, figure = live.children
+    (seed, p), (m, r) = seed_p.children, m_r.children
+    for s in (0, 7, 49):
+        seed.value = s
+        page = seeds_demo.state_at([masking_demo.DEMO_SEEDS.index(s)])
+        assert live_shows(figure, page["figure"]) and table.value == page["html"]
+        assert label.value.startswith(f"<code>{page['caption']}</code><br><code>200 draws: ")
+    m.value = 0.5
+    assert not live_shows(figure, page["figure"]) and label.value.count("expected") == 2
+    expected_mask_line = figure.outputs[0]["data"]["application/vnd.plotly.v1+json"]["data"][1]["y"]
+    assert expected_mask_line[0] == pytest.approx(0.5, abs=1e-4)  # the dotted [MASK] line follows the rate
+    seed.value = 120  # past the page's seeds: the axis grows to hold them
+    assert figure.outputs[0]["data"]["application/vnd.plotly.v1+json"]["layout"]["xaxis"]["range"] == [-0.5, 120.5]
 
 
 @pytest.fixture(scope="module")

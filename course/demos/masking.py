@@ -114,12 +114,13 @@ def expected_shares(mask_replace_prob: float = 0.8, random_replace_prob: float =
     return {"masked": m + r / V, "random": r * (1 - 2 / V), "unchanged": 1 - m - r + r / V}
 
 
-def running_outcomes(tokenizer, text: str, seeds) -> list[dict]:
+def running_outcomes(tokenizer, text: str, seeds, mlm_probability: float = 0.15, mask_replace_prob: float = 0.8,
+                     random_replace_prob: float = 0.1) -> list[dict]:
     """For each seed in turn: this draw's outcome counts and the running totals over the seeds so far."""
     totals = dict.fromkeys(OUTCOMES, 0)
     out = []
     for seed in seeds:
-        rows = mask_sentence(tokenizer, text, seed)
+        rows = mask_sentence(tokenizer, text, seed, mlm_probability, mask_replace_prob, random_replace_prob)
         counts = {o: sum(r["outcome"] == o for r in rows) for o in OUTCOMES}
         totals = {o: totals[o] + counts[o] for o in OUTCOMES}
         out.append({"seed": seed, "rows": rows, "eligible": sum(r["eligible"] for r in rows),
@@ -164,24 +165,27 @@ def rows_html(rows: list[dict]) -> str:
 
 
 # ----------------------------------------------------------------------------- static demo (the page)
-def seed_state(runs: list[dict], seed_index: int, vocab_size: int) -> dict:
+def seed_state(runs: list[dict], seed_index: int, vocab_size: int, mask_replace_prob: float = 0.8,
+               random_replace_prob: float = 0.1) -> dict:
     """The draw of one seed (table) and the running [MASK] / random / unchanged shares over the seeds so
-    far (figure), against what the 80/10/10 rule expects."""
+    far (figure), against what the rule (80/10/10 by default) expects. The page's demo and the live one show
+    it; the x axis spans at least the page's seeds."""
     import plotly.graph_objects as go
 
     now = runs[seed_index]
     so_far = runs[:seed_index + 1]
-    expected = dict(zip(OUTCOMES, expected_shares(vocab_size=vocab_size).values()))
+    expected = dict(zip(OUTCOMES, expected_shares(mask_replace_prob, random_replace_prob, vocab_size).values()))
+    x_max = max(DEMO_SEEDS[-1], now["seed"])
     seeds = [r["seed"] for r in so_far]
     fig = go.Figure()
     for o in OUTCOMES:
         shares = [r["totals"][o] / max(1, sum(r["totals"].values())) for r in so_far]
         fig.add_trace(go.Scatter(x=seeds, y=shares, mode="lines+markers", name=o,
                                  line=dict(color=OUTCOME_COLORS[o]), marker=dict(size=5)))
-        fig.add_trace(go.Scatter(x=[0, DEMO_SEEDS[-1]], y=[expected[o]] * 2, mode="lines",
+        fig.add_trace(go.Scatter(x=[0, x_max], y=[expected[o]] * 2, mode="lines",
                                  showlegend=o == OUTCOMES[0], name="expected (dotted)",
                                  line=dict(color=OUTCOME_COLORS[o], dash="dot", width=1)))
-    fig.update_layout(xaxis=dict(title="seeds so far", range=[-0.5, DEMO_SEEDS[-1] + 0.5]),
+    fig.update_layout(xaxis=dict(title="seeds so far", range=[-0.5, x_max + 0.5]),
                       yaxis=dict(title="share of the selected", range=[-0.02, 1.05]), height=360,
                       legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
                       margin=dict(l=60, r=20, t=20, b=60))
@@ -247,34 +251,42 @@ def plot_statistics(stats: dict, original_count: int | None = None, axes=None):
 
 
 # ----------------------------------------------------------------------------- widgets
-def make_demo(tokenizer):
-    """Step through the masking of a sentence (seed, rates), and see the statistics of many draws."""
-    import ipywidgets as w
-    import matplotlib.pyplot as plt
+def statistics_line(stats: dict, n_draws: int) -> str:
+    """``draw_statistics`` in one line: the shares observed over the draws, against those expected."""
+    e = stats["expected"]
+    return (f"{n_draws:,} draws: {stats['selected']:.1%} of the eligible positions selected "
+            f"(expected {e['selected']:.1%}); of those {stats['masked']:.1%} [MASK], {stats['random']:.1%} random, "
+            f"{stats['unchanged']:.1%} unchanged (expected {e['masked']:.1%}, {e['random']:.1%}, "
+            f"{e['unchanged']:.1%})")
 
-    from course.plots import fig_to_png
+
+def make_demo(tokenizer, n_draws: int = 2000):
+    """Step through the masking of a sentence (seed, rates): the page's table and figure (``seed_state``) for
+    any sentence, seed and rates, and the shares over ``n_draws`` draws."""
+    import ipywidgets as w
+
+    from ._live import figure_output, show
 
     text = w.Dropdown(options=SENTENCES, description="sentence", layout=w.Layout(width="95%"))
     seed = w.IntSlider(value=0, min=0, max=200, description="seed")
     p = w.FloatSlider(value=0.15, min=0.0, max=1.0, step=0.05, description="select p")
     m = w.FloatSlider(value=0.8, min=0.0, max=1.0, step=0.05, description="[MASK] share")
     r = w.FloatSlider(value=0.1, min=0.0, max=1.0, step=0.05, description="random share")
-    table = w.HTML()
-    image = w.Image(format="png")
+    label, table, figure = w.HTML(), w.HTML(), figure_output()
 
     def update(_=None):
         r.max = round(1.0 - m.value, 2)  # the three shares of the selected positions sum to 1
-        rows = mask_sentence(tokenizer, text.value, seed.value, p.value, m.value, min(r.value, r.max))
-        table.value = rows_html(rows)
+        rates = (p.value, m.value, min(r.value, r.max))
+        runs = running_outcomes(tokenizer, text.value, range(seed.value + 1), *rates)
+        shown = seed_state(runs, seed.value, tokenizer.vocab_size, *rates[1:])
         ids = tokenizer(text.value, return_tensors="pt")["input_ids"][0]
-        stats = draw_statistics(ids, 2000, seed.value, p.value, m.value, min(r.value, r.max),
-                                mask_token_id=tokenizer.mask_token_id, vocab_size=tokenizer.vocab_size,
-                                special_ids=tokenizer.all_special_ids)
-        fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
-        plot_statistics(stats, original_num_to_predict(len(ids), p.value) if p.value > 0 else None, axes)
-        image.value = fig_to_png(fig)
+        stats = draw_statistics(ids, n_draws, seed.value, *rates, mask_token_id=tokenizer.mask_token_id,
+                                vocab_size=tokenizer.vocab_size, special_ids=tokenizer.all_special_ids)
+        label.value = f"<code>{shown['caption']}</code><br><code>{statistics_line(stats, n_draws)}</code>"
+        table.value = shown["html"]
+        show(figure, shown["figure"])
 
     for control in (text, seed, p, m, r):
         control.observe(update, names="value")
     update()
-    return w.VBox([text, w.HBox([seed, p]), w.HBox([m, r]), table, image])
+    return w.VBox([text, w.HBox([seed, p]), w.HBox([m, r]), label, table, figure])
