@@ -22,7 +22,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from bertlib.nsp import create_nsp_examples
 from course.demos import nsp as nsp_demo
-from demo_checks import all_captions, by_id, check_page_parts, number_after
+from demo_checks import all_captions, by_id, check_page_parts, live_shows, number_after
 
 
 @pytest.fixture(autouse=True)
@@ -153,3 +153,24 @@ def test_static_loss_caption(nsp_demos, z0, z1, label):
     caption = nsp_demos["nsp-loss"].caption(logit_is_next=z0, logit_not_next=z1, label=label)
     assert number_after(caption, "loss = -ln") == pytest.approx(math.exp(-expected), abs=6e-4)
     assert caption.endswith(f"= {expected:.4f}")
+
+
+def test_live_demo_shows_the_page_states(nsp_demos, minilm_tokenizer):
+    """For the page's length and short-sequence probability, the live demo shows the page's very line, figure
+    and table for the same seed; its loss tab the page's figure and line for the same logits and label."""
+    live = nsp_demo.make_demo(minilm_tokenizer)
+    pairs_tab, loss_tab = live.children
+    controls, pairs_label, pairs_figure, table = pairs_tab.children
+    seed, length, short = controls.children
+    for s in (0, 13, 29):
+        seed.value = s
+        page = nsp_demos["nsp-pairs"].state_at([nsp_demo.DEMO_SEEDS.index(s)])
+        assert live_shows(pairs_figure, page["figure"]) and table.value == page["html"]
+        assert pairs_label.value == f"<code>{page['caption']}</code>"
+    short.value = 0.5  # other rates: other pairs, another figure
+    assert not live_shows(pairs_figure, page["figure"])
+    (z0, z1), label, loss_label, loss_figure = loss_tab.children[0].children, *loss_tab.children[1:]
+    for a, b, lab in ((1, -1, 0), (-4, 4, 1), (0, 0, 0)):
+        z0.value, z1.value, label.value = a, b, lab
+        page = nsp_demos["nsp-loss"].state_at([nsp_demo.DEMO_LOGITS.index(a), nsp_demo.DEMO_LOGITS.index(b), lab])
+        assert live_shows(loss_figure, page["figure"]) and loss_label.value == f"<code>{page['caption']}</code>"

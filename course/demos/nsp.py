@@ -147,12 +147,12 @@ DEMO_SEEDS = tuple(range(30))
 DEMO_LOGITS = tuple(range(-4, 5))  # the two NSP logits offered by the loss demo
 
 
-def running_not_next(tokenizer, seeds, max_seq_length: int = 48) -> list[dict]:
+def running_not_next(tokenizer, seeds, max_seq_length: int = 48, short_seq_prob: float = 0.1) -> list[dict]:
     """For each seed in turn: its pairs, and the running count of pairs and of NotNext pairs so far."""
     n = k = 0
     out = []
     for seed in seeds:
-        examples = make_pairs(tokenizer, seed, max_seq_length)
+        examples = make_pairs(tokenizer, seed, max_seq_length, short_seq_prob)
         n += len(examples)
         k += sum(e.label for e in examples)
         out.append({"seed": seed, "rows": pair_rows(examples), "n_total": n, "not_next_total": k})
@@ -160,10 +160,12 @@ def running_not_next(tokenizer, seeds, max_seq_length: int = 48) -> list[dict]:
 
 
 def pairs_state(runs: list[dict], seed_index: int) -> dict:
-    """One seed's pairs (table) and the running NotNext share over the seeds so far (figure)."""
+    """One seed's pairs (table) and the running NotNext share over the seeds so far (figure), on the page and
+    live (whose x axis grows past the page's seeds)."""
     import plotly.graph_objects as go
 
     now, so_far = runs[seed_index], runs[:seed_index + 1]
+    x_max = max(DEMO_SEEDS[-1], now["seed"])
     rows = now["rows"]
     k = sum(r["label"] for r in rows)
     fig = go.Figure([
@@ -172,10 +174,10 @@ def pairs_state(runs: list[dict], seed_index: int) -> dict:
                marker_color=COLORS["gpt"], opacity=0.45, name="this seed"),
         go.Scatter(x=[r["seed"] for r in so_far], y=[r["not_next_total"] / r["n_total"] for r in so_far],
                    mode="lines+markers", line=dict(color=COLORS["gpt"]), name="seeds so far"),
-        go.Scatter(x=[-0.5, DEMO_SEEDS[-1] + 0.5], y=[0.5, 0.5], mode="lines", line=dict(color="gray", dash="dot"),
+        go.Scatter(x=[-0.5, x_max + 0.5], y=[0.5, 0.5], mode="lines", line=dict(color="gray", dash="dot"),
                    name="one half"),
     ])
-    fig.update_layout(xaxis=dict(title="seed", range=[-0.5, DEMO_SEEDS[-1] + 0.5]),
+    fig.update_layout(xaxis=dict(title="seed", range=[-0.5, x_max + 0.5]),
                       yaxis=dict(title="NotNext share of the pairs", range=[0, 1.02]), height=340,
                       legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
                       margin=dict(l=60, r=20, t=20, b=60))
@@ -228,18 +230,22 @@ def static_demos(tokenizer=None, max_seq_length: int = 48) -> list:
 
 # ----------------------------------------------------------------------------- widgets
 def make_demo(tokenizer):
-    """Build the pairs for a seed and a length; set two logits and a label and read the loss."""
+    """Build the pairs for a seed, a length and a short-sequence probability; set two logits and a label and
+    read the loss. Each tab shows the page's line, figure and table (``pairs_state``, ``loss_state``)."""
     import ipywidgets as w
+
+    from ._live import figure_output, show
 
     seed = w.IntSlider(value=0, min=0, max=100, description="seed")
     length = w.IntSlider(value=48, min=8, max=128, step=4, description="max length")
     short = w.FloatSlider(value=0.1, min=0.0, max=1.0, step=0.1, description="short_seq_prob")
-    table = w.HTML()
+    pairs_label, pairs_figure, table = w.HTML(), figure_output(), w.HTML()
 
     def update_pairs(_=None):
-        rows = pair_rows(make_pairs(tokenizer, seed.value, length.value, short.value))
-        share = sum(r["label"] for r in rows) / len(rows)
-        table.value = f"<p>{len(rows)} pairs, {share:.0%} NotNext</p>" + pairs_html(rows)
+        runs = running_not_next(tokenizer, range(seed.value + 1), length.value, short.value)
+        shown = pairs_state(runs, seed.value)
+        pairs_label.value, table.value = f"<code>{shown['caption']}</code>", shown["html"]
+        show(pairs_figure, shown["figure"])
 
     for control in (seed, length, short):
         control.observe(update_pairs, names="value")
@@ -248,16 +254,16 @@ def make_demo(tokenizer):
     z0 = w.FloatSlider(value=1.0, min=-5, max=5, step=0.1, description="logit IsNext")
     z1 = w.FloatSlider(value=-1.0, min=-5, max=5, step=0.1, description="logit NotNext")
     label = w.ToggleButtons(options=[("IsNext (0)", 0), ("NotNext (1)", 1)], description="label")
-    loss = w.HTML()
+    loss_label, loss_figure = w.HTML(), figure_output()
 
     def update_loss(_=None):
-        p = torch.tensor([z0.value, z1.value]).softmax(-1)
-        loss.value = (f"P(IsNext) = {p[0]:.3f}, P(NotNext) = {p[1]:.3f}; "
-                      f"<b>loss = {nsp_loss_for(z0.value, z1.value, label.value):.4f}</b>")
+        shown = loss_state(z0.value, z1.value, label.value)
+        loss_label.value = f"<code>{shown['caption']}</code>"
+        show(loss_figure, shown["figure"])
 
     for control in (z0, z1, label):
         control.observe(update_loss, names="value")
     update_loss()
-    return w.Tab(children=[w.VBox([w.HBox([seed, length, short]), table]),
-                           w.VBox([w.HBox([z0, z1]), label, loss])],
+    return w.Tab(children=[w.VBox([w.HBox([seed, length, short]), pairs_label, pairs_figure, table]),
+                           w.VBox([w.HBox([z0, z1]), label, loss_label, loss_figure])],
                  titles=["pairs", "loss on [CLS]"])
