@@ -5,6 +5,7 @@ is checked against an independent computation with bertlib. The page test (tests
 same captions in the built book."""
 from __future__ import annotations
 
+import html
 import math
 import os
 
@@ -22,7 +23,7 @@ from bertlib import (
     BertConfig, BertForQuestionAnswering, BertForTokenClassification,
 )
 from course.demos import finetuning as finetuning_demo
-from demo_checks import TINY, all_captions, by_id, check_page_parts
+from demo_checks import TINY, all_captions, by_id, check_page_parts, live_shows
 
 
 @pytest.fixture(autouse=True)
@@ -146,8 +147,7 @@ def test_plots_and_demo(minilm_tokenizer, minilm_model):
     with torch.no_grad():
         hidden = minilm_model(**qa["encoding"]).last_hidden_state[0]
     start, end = finetuning_demo.random_head_logits(hidden, 0)
-    finetuning_demo.plot_span_scores(start, end, qa["context_mask"], qa["tokens"], 5)
-    finetuning_demo.plot_schedule(finetuning_demo.schedule_for(1000, 32, 3, 3e-5))
+    finetuning_demo.plot_span_scores(start, end, qa["context_mask"], qa["tokens"], 5)  # the chapter's still figure
     assert isinstance(finetuning_demo.make_demo(minilm_tokenizer, hidden), w.Tab)
 
 
@@ -238,3 +238,28 @@ def test_static_schedule_caption(finetuning_demos, batch, lr, epochs):
     (trace,) = state["figure"].data
     assert list(trace.x) == [0, warmup - 1, total] and max(trace.y) == pytest.approx(lr)
     assert trace.y[0] == pytest.approx(lr / warmup) and trace.y[-1] == 0.0  # the first update already moves
+
+
+def test_live_demo_shows_the_page_states(finetuning_demos, heads, minilm_tokenizer):
+    """For the page's control values the live demo shows the page's very line and figure; the live-only
+    controls (the longest answer, the number of examples) change them."""
+    qa = finetuning_demo.qa_inputs(minilm_tokenizer)
+    with torch.no_grad():
+        hidden = heads["question answering"].bert(**qa["encoding"]).last_hidden_state[0]  # (T, H)
+    span_tab, schedule_tab = finetuning_demo.make_demo(minilm_tokenizer, hidden).children
+    (seed, max_len), span_text, span_figure = span_tab.children[0].children, *span_tab.children[1:]
+    for s in (0, 7, 19):
+        seed.value = s
+        page = finetuning_demos["finetuning-span"].state_at([finetuning_demo.SPAN_SEEDS.index(s)])
+        assert live_shows(span_figure, page["figure"]) and span_text.value == f"<code>{html.escape(page['caption'])}</code>"
+    max_len.value = 2
+    assert not live_shows(span_figure, page["figure"])
+    n, batch, lr, epochs, sched_text, sched_figure = schedule_tab.children
+    grid = finetuning_demo.PAPER_GRID
+    for b, r, e in ((16, 5e-5, 2), (32, 2e-5, 3)):
+        batch.value, lr.value, epochs.value = b, r, e
+        page = finetuning_demos["finetuning-schedule"].state_at(
+            [grid["batch_size"].index(b), grid["learning_rate"].index(r), grid["epochs"].index(e)])
+        assert live_shows(sched_figure, page["figure"]) and sched_text.value == f"<code>{page['caption']}</code>"
+    n.value = 1000
+    assert "on 1,000 examples: 96 steps" in sched_text.value and not live_shows(sched_figure, page["figure"])

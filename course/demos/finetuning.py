@@ -6,6 +6,8 @@ time) and ``make_demo()`` (the same in JupyterLab). Models and ``decode_span`` c
 """
 from __future__ import annotations
 
+import html
+
 import torch
 
 from bertlib import (
@@ -224,7 +226,8 @@ def schedule_state(batch_size: int, learning_rate: float, epochs: int, n_example
     corners, values = [0, w - 1, s["total_steps"]], [lr[0], lr[w - 1], 0.0]
     fig = go.Figure(go.Scatter(x=corners, y=values, mode="lines+markers",
                                line=dict(color=COLORS["bert"])))
-    fig.update_layout(xaxis=dict(title="step", range=[0, 10_000 / 16 * 4]),
+    longest = n_examples / min(PAPER_GRID["batch_size"]) * max(PAPER_GRID["epochs"])  # one axis for the whole grid
+    fig.update_layout(xaxis=dict(title="step", range=[0, longest]),
                       yaxis=dict(title="learning rate", range=[0, 5.2e-5], exponentformat="e"), height=280)
     return {"caption": f"batch {batch_size}, lr {learning_rate:g}, {epochs} epochs on {n_examples:,} examples: "
                        f"{s['total_steps']:,} steps, {s['warmup_steps']:,} of warm-up, peak {learning_rate:g}",
@@ -331,44 +334,25 @@ def plot_span_scores(start_logits, end_logits, context_mask, tokens, max_answer_
     return ax
 
 
-def plot_schedule(schedule: dict, ax=None, label: str | None = None):
-    import matplotlib.pyplot as plt
-
-    ax = ax or plt.gca()
-    ax.plot(schedule["lr"], label=label)
-    ax.set_xlabel("step")
-    ax.set_ylabel("learning rate")
-    return ax
-
-
 # ----------------------------------------------------------------------------- widgets
 def make_demo(tokenizer, hidden: torch.Tensor):
     """Tab 1: decode the spans of random QA heads on a real question and context (``hidden`` is the encoder
-    output for ``qa_inputs(tokenizer)``). Tab 2: the learning-rate schedule for the paper's settings."""
+    output for ``qa_inputs(tokenizer)``), for any head and longest answer. Tab 2: the learning-rate schedule for
+    the paper's settings and any number of examples. Each shows the page's line and figure (``span_state``,
+    ``schedule_state``)."""
     import ipywidgets as w
-    import matplotlib.pyplot as plt
 
-    from course.plots import fig_to_png
+    from ._live import figure_output, show
 
     qa = qa_inputs(tokenizer)
     seed = w.IntSlider(value=0, min=0, max=50, description="head seed")
     max_len = w.IntSlider(value=30, min=1, max=30, description="max length")
-    span_text = w.HTML()
-    span_image = w.Image(format="png")
+    span_text, span_figure = w.HTML(), figure_output()
 
     def update_span(_=None):
-        start, end = random_head_logits(hidden, seed.value)
-        r = compare_decoders(start, end, qa["context_mask"], max_len.value)
-        words = qa["tokens"]
-        ns, ne = r["naive"]
-        cs, ce = r["decode_span"]
-        naive = " ".join(words[ns:ne + 1]) if ne >= ns else "(empty: end before start)"
-        span_text.value = (f"<p>naive argmax: tokens {ns}..{ne} <b>{naive}</b> "
-                           f"{'(' + ', '.join(r['naive_problems']) + ')' if r['naive_problems'] else '(valid)'}"
-                           f"<br>decode_span: tokens {cs}..{ce} <b>{' '.join(words[cs:ce + 1])}</b></p>")
-        fig, ax = plt.subplots(figsize=(7, 6))
-        plot_span_scores(start, end, qa["context_mask"], words, max_len.value, ax)
-        span_image.value = fig_to_png(fig)
+        shown = span_state(hidden, qa, seed.value, max_len.value)
+        span_text.value = f"<code>{html.escape(shown['caption'])}</code>"
+        show(span_figure, shown["figure"])
 
     for control in (seed, max_len):
         control.observe(update_span, names="value")
@@ -378,20 +362,16 @@ def make_demo(tokenizer, hidden: torch.Tensor):
     batch = w.ToggleButtons(options=list(PAPER_GRID["batch_size"]), description="batch")
     lr = w.ToggleButtons(options=[(f"{v:g}", v) for v in PAPER_GRID["learning_rate"]], description="lr")
     epochs = w.ToggleButtons(options=list(PAPER_GRID["epochs"]), description="epochs")
-    sched_text = w.HTML()
-    sched_image = w.Image(format="png")
+    sched_text, sched_figure = w.HTML(), figure_output()
 
     def update_schedule(_=None):
-        s = schedule_for(max(1, n.value), batch.value, epochs.value, lr.value)
-        sched_text.value = (f"{s['steps_per_epoch']} steps per epoch, {s['total_steps']} in all, "
-                            f"{s['warmup_steps']} of warm-up")
-        fig, ax = plt.subplots(figsize=(7, 3))
-        plot_schedule(s, ax)
-        sched_image.value = fig_to_png(fig)
+        shown = schedule_state(batch.value, lr.value, epochs.value, max(1, n.value))
+        sched_text.value = f"<code>{shown['caption']}</code>"
+        show(sched_figure, shown["figure"])
 
     for control in (n, batch, lr, epochs):
         control.observe(update_schedule, names="value")
     update_schedule()
-    return w.Tab(children=[w.VBox([w.HBox([seed, max_len]), span_text, span_image]),
-                           w.VBox([n, batch, lr, epochs, sched_text, sched_image])],
+    return w.Tab(children=[w.VBox([w.HBox([seed, max_len]), span_text, span_figure]),
+                           w.VBox([n, batch, lr, epochs, sched_text, sched_figure])],
                  titles=["span decoding", "learning-rate schedule"])
