@@ -138,3 +138,40 @@ def test_the_page_script_follows_the_controls(tmp_path, browser):
     finally:
         context.close()
     assert not external and not errors, (external, errors)
+
+
+def _luminance(hex_colour: str) -> float:
+    """WCAG relative luminance of '#rrggbb'."""
+    c = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = (v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in c)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_a_live_demo_shows_the_page_json_in_a_theme_of_its_own():
+    """course.demos._live: make_demo()'s Output shows a state's figure as the page stores it (the very pool
+    strings), plus a template that reads on JupyterLab's light and dark backgrounds and that the page drops."""
+    from course.demos import _live
+
+    d = _demo()
+    indices = [2, 1, 0]
+    out = _live.figure_output()
+    _live.show(out, d.state_at(indices)["figure"])
+    (shown,) = out.outputs
+    assert shown["output_type"] == "display_data" and shown["data"]["text/plain"] == "<Figure: n=2>"
+    p = d.payload()
+    state = p["states"][d.index_of(indices)]
+    assert _live.shown(out) == (p["pool"][state["data"]], p["pool"][state["layout"]])
+    assert "template" not in json.loads(p["pool"][state["layout"]])  # the page colours by its own theme
+    template = shown["data"][_live.MIME]["layout"]["template"]["layout"]
+    assert template["paper_bgcolor"] == template["plot_bgcolor"] == "rgba(0,0,0,0)"
+    ink = template["font"]["color"]
+    assert _contrast(ink, "#ffffff") >= 4.5 and _contrast(ink, "#111111") >= 4.0  # JupyterLab light, dark
+    _live.show(out, d.state_at([0, 0, 0])["figure"])
+    assert _live.shown(out) != (p["pool"][state["data"]], p["pool"][state["layout"]])
+    _live.show(out, None)
+    assert out.outputs == () and _live.shown(out) is None

@@ -18,7 +18,7 @@ import json
 from course.static_demo import _figure_json
 
 MIME = "application/vnd.plotly.v1+json"
-INK = "#777777"
+INK = "#767676"
 GRID = "rgba(128,128,128,0.3)"
 _AXIS = {"gridcolor": GRID, "zerolinecolor": GRID, "linecolor": GRID}
 LIVE_TEMPLATE = {"layout": {"paper_bgcolor": "rgba(0,0,0,0)", "plot_bgcolor": "rgba(0,0,0,0)",
