@@ -13,6 +13,9 @@ it with Python), and optionally ``"figure"`` (a plotly Figure or its dict) and/o
 object with ``_repr_html_``, e.g. ``course.plots.html_table``). Displaying the StaticDemo in a cell renders it:
 the controls, the caption, the figure and the table of the default state, and the states as JSON.
 
+A demo's live version (its module's ``make_demo()``, for JupyterLab) shows the very figure a state returns, from
+the same function, through ``course.demos._live`` (which reuses ``_figure_json``).
+
 The page's JavaScript (``course/_static/static_demo.js``) and Plotly's (``plotly.min.js`` from the installed
 plotly package) are added by ``course.sphinx_ext`` to the pages that hold a demo, and nowhere else.
 
