@@ -5,7 +5,7 @@
 * chapter 11's training runs (``course.runs.RUNS``), each kept in ``_build/.runs`` under a key of its inputs;
 * every notebook of the table of contents, executed exactly as Jupyter Book would (same reader, same
   kernel, same timeout) and stored in Jupyter Book's own cache (``_build/.jupyter_cache``), which it then
-  reads instead of executing. The pretraining chapter runs after the runs it reads.
+  reads instead of executing. A chapter that reads runs (``READS_RUNS``) runs after them.
 
 ``--jobs`` workers (default: the cores) take the ready job that has the longest chain of work behind it, so
 the default pretraining run starts first and the short chapters fill the gaps. Every run has its own
@@ -40,7 +40,10 @@ BUILD = ROOT / "_build"
 NB_CACHE = BUILD / ".jupyter_cache"  # where Jupyter Book's cache mode looks (execute.execute_notebooks: cache)
 LOGS = runs.CACHE / "logs"
 CELL_TIMES = BUILD / "cell_times.json"  # every executed cell's seconds, with its notebook's timeout
-WAITS_FOR_RUNS = "chapters/11_pretraining"  # the chapter that reads course.runs
+WAITS_FOR_RUNS = "chapters/11_pretraining"  # the chapter that reads every run of course.runs
+# The chapters that read runs, and which: each executes after them, and again whenever one of them is computed
+# anew (its stored outputs show the old run). Chapter 7's fill-mask demo reads the default run's checkpoint.
+READS_RUNS = {WAITS_FOR_RUNS: tuple(runs.RUNS), "chapters/07_mlm": ("pretraining",)}
 NOTEBOOK_COST = 25.0  # about how long a chapter takes to execute, for the order of the queue
 
 
@@ -177,12 +180,13 @@ class Job:
 
 
 def plan() -> list[Job]:
-    """What is not stored yet: the runs, then the notebooks (the pretraining chapter after every run)."""
+    """What is not stored yet: the runs, then the notebooks; a chapter that reads runs (``READS_RUNS``) after
+    them, and executed again when one of them is computed now."""
     jobs = [Job("run", name, run.cost, run.after) for name, run in runs.RUNS.items() if not runs.is_cached(name)]
     pending_runs = {j.name for j in jobs}
     for page in toc_pages():
-        if not notebook_is_cached(page):
-            after = tuple(sorted(pending_runs)) if page == WAITS_FOR_RUNS else ()
+        after = tuple(sorted(pending_runs.intersection(READS_RUNS.get(page, ()))))
+        if after or not notebook_is_cached(page):
             jobs.append(Job("notebook", page, NOTEBOOK_COST, after))
     return jobs
 

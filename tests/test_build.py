@@ -145,6 +145,33 @@ def test_the_longest_chain_starts_first():
     assert priority["pretraining"] > runs.RUNS["pretraining"].cost + build.NOTEBOOK_COST
 
 
+def test_every_chapter_that_reads_a_run_waits_for_it():
+    """A chapter that reads a run (in a cell, or through a demo module it imports) is in READS_RUNS, so the build
+    executes it after that run and again whenever the run is computed anew."""
+    readers = set()
+    for page in build.toc_pages():
+        path = ROOT / f"{page}.md"
+        if not path.exists():
+            continue
+        text = path.read_text(encoding="utf-8")
+        sources = [text] + [(ROOT / "course" / "demos" / f"{m}.py").read_text(encoding="utf-8")
+                            for m in set(re.findall(r"from course\.demos import (\w+)", text))]
+        if any(re.search(r"runs\.(result|checkpoint_dir)\(", src) for src in sources):
+            readers.add(page)
+    assert readers == set(build.READS_RUNS), readers ^ set(build.READS_RUNS)
+    assert set(build.READS_RUNS["chapters/07_mlm"]) == {"pretraining"}
+
+
+def test_a_chapter_that_reads_a_run_computed_now_executes_after_it(monkeypatch):
+    monkeypatch.setattr(runs, "is_cached", lambda name: name != "pretraining")
+    monkeypatch.setattr(build, "notebook_is_cached", lambda page: True)  # stored, but from the old run
+    jobs = {j.name: j for j in build.plan()}
+    assert set(jobs) == {"pretraining", "chapters/07_mlm", build.WAITS_FOR_RUNS}
+    assert jobs["chapters/07_mlm"].after == ("pretraining",) == jobs[build.WAITS_FOR_RUNS].after
+    monkeypatch.setattr(runs, "is_cached", lambda name: True)
+    assert build.plan() == []
+
+
 def test_progress_of_reads_the_last_state_of_a_bar(tmp_path):
     job = build.Job("run", "x", 1.0)
     job.log = tmp_path / "x.log"

