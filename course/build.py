@@ -102,15 +102,46 @@ def _nb_cache():
     return get_cache(str(NB_CACHE))
 
 
-def notebook_is_cached(page: str) -> bool:
+def _cache_record(page: str):
+    """Jupyter Book's stored execution of the page as it is now, or None."""
     nb = read_notebook(page)
-    if nb is None:
-        return True
     try:
-        _nb_cache().match_cache_notebook(nb)
-        return True
+        return None if nb is None else _nb_cache().match_cache_notebook(nb)
     except KeyError:
-        return False
+        return None
+
+
+def figures_current(nb) -> bool:
+    """Whether every figure the notebook shows was drawn by course/plots.py as it is now (its PNG names the
+    version, ``plots.FIGURES_VERSION``): the book's figures, their descriptions and phone versions come from it."""
+    import base64
+
+    from course.plots import FIGURES_VERSION, png_text
+
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {}).get("image/png")
+            if data:
+                text = png_text(base64.b64decode(data))
+                if "Description" in text and text.get("Course figures") != FIGURES_VERSION:
+                    return False
+    return True
+
+
+def notebook_is_cached(page: str) -> bool:
+    """Stored, and its figures drawn by the current course/plots.py."""
+    if read_notebook(page) is None:
+        return True
+    record = _cache_record(page)
+    return record is not None and figures_current(_nb_cache().get_cache_bundle(record.pk).nb)
+
+
+def executed_at(page: str) -> float | None:
+    """When the page's stored execution was made (seconds since the epoch), or None if there is none."""
+    import datetime
+
+    record = _cache_record(page)
+    return None if record is None else record.created.replace(tzinfo=datetime.timezone.utc).timestamp()
 
 
 def run_notebook(page: str, timeout: int | None = None):

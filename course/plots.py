@@ -10,11 +10,24 @@ titles) and its alt text (PNG ``Description``: what kind of chart each panel is,
 categories), both read from the figure itself (``describe_figure``). course/sphinx_ext.py reads them back
 from the PNG and gives every figure of the page its alt text and a caption. A chapter may set its own
 words with ``describe(fig, caption=..., alt=...)`` before showing the figure.
+
+Figures redrawn for a phone: a figure whose text would be scaled below ``READABLE_PX`` in a phone's column, or
+whose panels sit side by side, is drawn a second time for the phone (``narrow_figure``: its panels stacked in one
+column ``NARROW_WIDTH_IN`` wide, the same fonts) and that PNG travels inside the first one (chunk
+``NARROW_CHUNK``); course/sphinx_ext.py takes it out and serves it under 600 px (``<picture>``). Every PNG says
+its smallest text (``Text size``, pixels) and the version of this module that drew it (``Course figures``:
+course/build.py executes a chapter again when its figures were drawn by another).
 """
 from __future__ import annotations
 
+import hashlib
 import io
+import pickle
+import struct
+import warnings
+import zlib
 from collections.abc import Sequence
+from pathlib import Path
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -232,13 +245,149 @@ def describe_figure(fig) -> tuple[str, str]:
     return caption, alt
 
 
+# --- a figure redrawn for a phone -----------------------------------------------------------------------------
+
+PHONE_COLUMN_PX = 342  # the article's column on a 390-px phone (tests/test_pages.py measures it)
+READABLE_PX = 9.0  # the smallest text a figure may show once scaled to its column, in CSS pixels
+NARROW_WIDTH_IN = 3.8  # the phone's version: its panels stacked in one column this wide
+NARROW_CHUNK = b"naRr"  # a private PNG chunk: the phone's version inside the figure's PNG
+# What drew a figure's PNG: this module (its heat maps, descriptions and phone versions). A chapter whose stored
+# figures carry another version is executed again by course/build.py.
+FIGURES_VERSION = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+
+
+def smallest_text_pt(fig) -> float:
+    """The size in points of the smallest text the figure shows (tick labels, titles, annotations)."""
+    from matplotlib.text import Text
+
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes, default=0.0)
+
+
+def _side_by_side(fig) -> bool:
+    """Whether two of the figure's panels share a row (a phone would shrink them to half its width)."""
+    tops = [ax.get_subplotspec().get_topmost_subplotspec() for ax in _panels(fig) if ax.get_subplotspec()]
+    rows = [set(t.rowspan) for t in tops]
+    return any(rows[i] & rows[j] and tops[i] != tops[j] for i in range(len(tops)) for j in range(i))
+
+
+def needs_narrow(fig, width_px: int) -> bool:
+    """Whether a phone needs its own drawing of ``fig``, whose PNG is ``width_px`` wide: its panels sit side
+    by side, or its smallest text would be shown under ``READABLE_PX`` in the phone's column."""
+    text_px = smallest_text_pt(fig) * fig.dpi / 72
+    return _side_by_side(fig) or text_px * min(1.0, PHONE_COLUMN_PX / width_px) < READABLE_PX
+
+
+def narrow_figure(fig, width_in: float = NARROW_WIDTH_IN):
+    """A copy of ``fig`` drawn for a phone: every panel (with its colour bar) in a row of its own, in reading
+    order, the figure ``width_in`` wide, the same font sizes; long titles and labels wrap. ``fig`` is unchanged."""
+    import matplotlib.pyplot as plt
+
+    new = pickle.loads(pickle.dumps(fig))  # a deep copy
+    if plt.fignum_exists(getattr(new, "number", -1)) and plt.figure(new.number) is new:
+        plt.close(new)  # unpickling gave it a pyplot manager: the inline backend must not show it again
+    w0, h0 = fig.get_size_inches()
+    groups: dict = {}  # the top-level cell of each panel -> the Axes in it (the panel, its colour bar, a twin)
+    for ax in new.get_axes():
+        spec = ax.get_subplotspec()
+        if spec is not None:
+            groups.setdefault(spec.get_topmost_subplotspec(), []).append(ax)
+    tops = sorted(groups, key=lambda t: (t.rowspan.start, t.colspan.start))
+    if tops:
+        heights = []
+        for top in tops:
+            panel = next((ax for ax in groups[top] if ax in _panels(new)), groups[top][0])
+            box = panel.get_position()  # as drawn in ``fig`` (an image's aspect applied)
+            w, h = box.width * w0, box.height * h0
+            if panel.images or panel.get_aspect() != "auto":  # a fixed aspect: its height follows its new width
+                h = min(5.0, max(1.0, h * (width_in - 1.0) / max(w, 1e-6)))
+            else:
+                h = min(3.2, max(1.8, h))
+            heights.append(h + 0.9)  # + its own title, tick labels and axis label
+        grid = new.add_gridspec(len(tops), 1, height_ratios=heights)
+        row = {top: grid[i] for i, top in enumerate(tops)}
+        for top, axes in groups.items():
+            for ax in axes:
+                spec = ax.get_subplotspec()
+                if spec == top:
+                    ax.set_subplotspec(row[top])
+                    continue
+                gs = spec.get_gridspec()  # a nested grid (a colour bar beside its panel): move its parent cell
+                while getattr(gs, "_subplot_spec", None) is not None:
+                    if gs._subplot_spec == top:
+                        gs._subplot_spec = row[top]
+                        break
+                    gs = gs._subplot_spec.get_gridspec()
+        for ax in new.get_axes():
+            if ax.get_subplotspec() is not None:
+                ax.set_subplotspec(ax.get_subplotspec())  # its position from its (moved) cell
+        height = sum(heights) + (0.4 if getattr(new, "_suptitle", None) is not None else 0.0)
+    else:
+        height = h0
+    new.set_size_inches(width_in, height)
+    for ax in _panels(new):
+        if len(ax.get_shared_y_axes().get_siblings(ax)) > 1:
+            ax.tick_params(axis="y", labelleft=True)  # no longer beside the panel that showed them
+        for text in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label):
+            text.set_wrap(True)
+    if getattr(new, "_suptitle", None) is not None:
+        new._suptitle.set_wrap(True)
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+    if new.get_layout_engine() is None or isinstance(new.get_layout_engine(), PlaceHolderLayoutEngine):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "not compatible with tight_layout": the layout stays as set above
+            new.tight_layout()
+    return new
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def with_narrow(png: bytes, narrow: bytes) -> bytes:
+    """``png`` carrying ``narrow`` (the phone's version) in a chunk of its own, before its end."""
+    end = png.rindex(b"IEND") - 4
+    return png[:end] + _chunk(NARROW_CHUNK, narrow) + png[end:]
+
+
+def split_narrow(png: bytes) -> tuple[bytes, bytes | None]:
+    """(the PNG without the phone's version, the phone's version or None)."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        return png, None
+    out, narrow, i = [png[:8]], None, 8
+    while i + 8 <= len(png):
+        n, kind = struct.unpack(">I4s", png[i:i + 8])
+        if kind == NARROW_CHUNK:
+            narrow = png[i + 8:i + 8 + n]
+        else:
+            out.append(png[i:i + 12 + n])
+        i += 12 + n
+    return b"".join(out), narrow
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """(width, height) in pixels, from the PNG's header."""
+    return struct.unpack(">II", png[16:24])
+
+
 def _png_described(fig, **kwargs):
-    """The inline backend's PNG (base64), carrying the figure's caption and alt text as PNG text chunks."""
+    """The inline backend's PNG (base64), carrying the figure's caption and alt text as PNG text chunks, and,
+    where a phone needs one (``needs_narrow``), the figure redrawn for a phone (``narrow_figure``)."""
+    import base64
+
     from IPython.core.pylabtools import print_figure
 
     caption, alt = describe_figure(fig)
-    return print_figure(fig, "png", base64=True, metadata={"Title": caption, "Description": alt},
-                        pil_kwargs={"optimize": True}, **kwargs)  # optimize: a smaller file, the same pixels
+    text = {"Text size": f"{smallest_text_pt(fig) * fig.dpi / 72:.1f}", "Course figures": FIGURES_VERSION}
+    png = print_figure(fig, "png", metadata={"Title": caption, "Description": alt, **text},
+                       pil_kwargs={"optimize": True}, **kwargs)  # optimize: a smaller file, the same pixels
+    if needs_narrow(fig, png_size(png)[0]):
+        narrow = narrow_figure(fig)
+        small = print_figure(narrow, "png", metadata={"Text size": f"{smallest_text_pt(narrow) * narrow.dpi / 72:.1f}"},
+                             pil_kwargs={"optimize": True}, **kwargs)
+        png = with_narrow(png, small)
+    return base64.b64encode(png).decode("ascii")
 
 
 def describe_figures(shell=None) -> bool:

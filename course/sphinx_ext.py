@@ -19,6 +19,12 @@
   quiz answers announced, dark-mode fixes.
 - Figures described: every figure a chapter draws carries its caption and alt text inside its PNG
   (course/plots.py, ``describe_figures``); here each becomes a <figure> with that alt text and a <figcaption>.
+- Figures redrawn for a phone: a figure's PNG may carry a second one drawn for a phone (course/plots.py,
+  ``narrow_figure``); it is taken out (the page's PNG is left without it) and the page serves it under 600 px
+  (``<picture>``: a browser fetches only the one it shows). Each <img> names the smallest text of each version
+  in pixels (``data-text-px``, ``data-narrow-text-px``), which tests/test_pages.py checks at a phone's width.
+- A page whose notebook course/build.py executed again since Sphinx last read it (a run it reads computed anew,
+  its figures drawn by a new course/plots.py) is read again: myst-nb itself looks only at the source's time.
 """
 from __future__ import annotations
 
@@ -162,7 +168,7 @@ def _describe_figures(app, doctree, docname):
     PNG when a chapter shows a figure) becomes a <figure>: the image with that alt text, then a <figcaption>."""
     from docutils import nodes
 
-    from course.plots import plain_text, png_text
+    from course.plots import plain_text, png_text, split_narrow
 
     for k, image in enumerate(list(doctree.findall(nodes.image))):
         uri = image.get("uri", "")
@@ -171,7 +177,14 @@ def _describe_figures(app, doctree, docname):
         path = Path(app.srcdir) / uri.lstrip("/")
         if not path.is_file():
             continue
-        text = png_text(path.read_bytes())
+        data = path.read_bytes()
+        wide, narrow = split_narrow(data)
+        if narrow is not None:  # the phone's version beside the PNG; the PNG Sphinx copies into the page without it
+            _narrow_path(path).write_bytes(narrow)
+            path.write_bytes(data := wide)
+        if _narrow_path(path).is_file():
+            image["classes"].append(NARROW_CLASS)
+        text = png_text(data)
         alt, caption = plain_text(text.get("Description", "").strip()), plain_text(text.get("Title", "").strip())
         if not alt:
             continue
@@ -183,6 +196,65 @@ def _describe_figures(app, doctree, docname):
         figure += image
         if caption:
             figure += nodes.caption(caption, caption)
+
+
+NARROW_CLASS = "course-has-narrow"  # an <img> whose PNG has a phone's version
+PHONE_MEDIA = "(max-width: 600px)"  # where the phone's version is shown: the width course.css's phone rules start at
+
+
+def _narrow_path(path: Path) -> Path:
+    return path.with_name(path.stem + ".narrow.png")
+
+
+_IMG = re.compile(r"<img\b[^>]*>")
+
+
+def _serve_narrow(app, pagename, templatename, context, doctree):
+    """Every figure with a phone's version becomes a <picture> that serves it under ``PHONE_MEDIA``; both
+    versions' smallest text is named on the <img>. The phone's PNG is copied beside the page's in _images."""
+    from course.plots import png_text
+
+    body = context.get("body", "")
+    if NARROW_CLASS not in body:
+        return
+    sources = {name: Path(app.srcdir) / src for src, name in getattr(app.builder, "images", {}).items()}
+    images_dir = Path(app.outdir) / getattr(app.builder, "imagedir", "_images")
+
+    def picture(m):
+        tag = m.group(0)
+        src = re.search(r'src="([^"]+)"', tag)
+        if NARROW_CLASS not in tag or src is None:
+            return tag
+        name = urllib.parse.unquote(src.group(1).rsplit("/", 1)[-1])
+        source = sources.get(name)
+        if source is None or not _narrow_path(source).is_file():
+            return tag
+        narrow = _narrow_path(source)
+        images_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(narrow, images_dir / narrow.name)
+        sizes = (png_text(source.read_bytes()).get("Text size", ""), png_text(narrow.read_bytes()).get("Text size", ""))
+        attributes = "".join(f' {key}="{html.escape(v)}"' for key, v in zip(("data-text-px", "data-narrow-text-px"), sizes) if v)
+        srcset = src.group(1).rsplit("/", 1)[0] + "/" + narrow.name if "/" in src.group(1) else narrow.name
+        return (f'<picture><source media="{PHONE_MEDIA}" srcset="{html.escape(srcset)}">'
+                f'{tag[:-2].rstrip() if tag.endswith("/>") else tag[:-1]}{attributes} /></picture>')
+
+    context["body"] = _IMG.sub(picture, body)
+
+
+def _reexecuted_pages(app, env, added, changed, removed):
+    """The pages whose notebook was executed (into Jupyter Book's cache, by course/build.py) after Sphinx last
+    read them: read them again, or the page would keep the old outputs."""
+    from course import build
+
+    again = []
+    for docname, read_at in env.all_docs.items():
+        if docname in changed or docname in added:
+            continue
+        executed = build.executed_at(docname)
+        read_at = read_at / 1e6 if read_at > 1e11 else read_at  # microseconds since the epoch (Sphinx >= 7.2)
+        if executed is not None and executed > read_at:
+            again.append(docname)
+    return again
 
 
 def _static_path(app, config):
@@ -245,6 +317,8 @@ def setup(app):
     app.connect("html-page-context", _page_assets, priority=900)
     app.connect("html-page-context", _embed_downloads, priority=100)
     app.connect("html-page-context", _repository_url_in_text, priority=100)
+    app.connect("html-page-context", _serve_narrow, priority=100)
+    app.connect("env-get-outdated", _reexecuted_pages)
     app.connect("build-finished", _copy_plotly)
     app.add_css_file("course.css", priority=900)
     app.add_js_file("page.js", priority=900, loading_method="defer")

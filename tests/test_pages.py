@@ -15,6 +15,8 @@ Every page, in four modes (1280 and 390 px, light and dark):
 - the quizzes' inline code and the demos are legible against their background (contrast >= 4.5);
 - axe-core (from npm, `make js`) finds no serious or critical violation (light, dark and phone; the
   counts per rule of every mode are printed and written to $PAGE_SHOTS/axe.json);
+- every figure is shown in the version drawn for the width (course/plots.py: the phone's, stacked, under
+  600 px; the page's above) and no figure's text is scaled below ``READABLE_PX`` at a phone's width;
 - a full-page screenshot goes to $PAGE_SHOTS (default: pytest's temporary folder; the path is printed).
 In the first mode (1280 px, light) also:
 - the title is the source's first heading; every image loads, has alt text that is not a file name, and a
@@ -267,6 +269,8 @@ def test_page(page, mode, book_html, browser, shots, report):
         out = p.evaluate(_OUT_OF_COLUMN)
         assert not out, f"{page} ({mode}): {len(out)} element(s) do not fit their column: {out[:8]}"
 
+        _check_figures(page, tab, width)
+
         low = [(t, round(r, 1)) for t, r in
                ((c.inner_text()[:40], c.evaluate(_CONTRAST)) for c in p.locator(".bert-quiz code, .static-demo").all())
                if r < 4.5]
@@ -286,6 +290,35 @@ def test_page(page, mode, book_html, browser, shots, report):
         assert tab.external == [] and tab.errors == [], (tab.external, tab.errors)
     finally:
         tab.close()
+
+
+def _check_figures(page, tab, width):
+    """Each figure in the version drawn for this width (the phone's under 600 px, where it has one); at a phone's
+    width no figure's smallest text is scaled below READABLE_PX. The column the figures are drawn for is the
+    one course/plots.py assumes (PHONE_COLUMN_PX)."""
+    from course.plots import PHONE_COLUMN_PX, READABLE_PX
+
+    figures = tab.page.evaluate("""Array.from(document.querySelectorAll('main .cell_output img')).map(i => {
+        return {src: (i.currentSrc || i.src).split('/').pop(), natural: i.naturalWidth,
+        shown: i.getBoundingClientRect().width, column: (i.closest('.cell_output') || i).getBoundingClientRect().width,
+        text: parseFloat(i.dataset.textPx), narrowText: parseFloat(i.dataset.narrowTextPx),
+        picture: !!i.closest('picture')};
+    })""")
+    undescribed = [f["src"] for f in figures if not f["text"] > 0]
+    assert not undescribed, f"{page}: figures that do not name their smallest text (course/plots.py): {undescribed}"
+    for f in figures:
+        has_narrow = f["narrowText"] > 0
+        assert has_narrow == f["picture"], f"{page}: {f['src']}: a phone's version without <picture>, or the reverse"
+        assert f["src"].endswith(".narrow.png") == (has_narrow and width <= 600), \
+            f"{page} at {width} px shows {f['src']} (the phone's version under 600 px, else the page's)"
+    if width <= 600:
+        columns = {round(f["column"]) for f in figures}
+        assert not columns or max(columns) <= PHONE_COLUMN_PX + 1, \
+            f"{page}: the figures' column is {columns} px at {width} px; course/plots.py draws for {PHONE_COLUMN_PX}"
+        small = [(f["src"], round(px, 1)) for f in figures
+                 if (px := (f["narrowText"] if f["src"].endswith(".narrow.png") else f["text"])
+                     * f["shown"] / f["natural"]) < READABLE_PX]
+        assert not small, f"{page} at {width} px: figure text scaled below {READABLE_PX} px: {small}"
 
 
 _UNRENDERED_ROLE = re.compile(r"\{[a-z]+(:[a-z]+)?\}`")  # e.g. {glue:text}`name` left as text

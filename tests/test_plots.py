@@ -1,0 +1,175 @@
+"""Figures redrawn for a phone (course/plots.py), served by width (course/sphinx_ext.py), and kept current by the
+build (course/build.py). The page test (tests/test_pages.py) checks the same in the built book, in Chromium."""
+from __future__ import annotations
+
+import base64
+import io
+from types import SimpleNamespace
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from course import build, plots, sphinx_ext
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def three_heatmaps():
+    """Chapter 5's layout: three heat maps side by side, a colour bar beside the last, a title over all."""
+    fig, axes = plt.subplots(1, 3, figsize=(12, 4))
+    rng = np.random.default_rng(0)
+    for k, ax in enumerate(axes):
+        plots.matrix_heatmap(ax, rng.random((6, 6)), [f"s{i}a" for i in range(6)], [f"s{i}b" for i in range(6)],
+                             title=f"layer {k}", colorbar=ax is axes[-1])
+    fig.suptitle("Cosine similarity between the sentences")
+    fig.tight_layout()
+    return fig
+
+
+def one_small_line():
+    fig, ax = plt.subplots(figsize=(3.4, 2.6))
+    ax.plot([1, 2, 3], [3, 1, 2])
+    ax.set_title("small")
+    return fig
+
+
+def shown(fig) -> tuple[bytes, bytes | None]:
+    """(the page's PNG, the phone's PNG or None), as a chapter's figure is stored."""
+    return plots.split_narrow(base64.b64decode(plots._png_described(fig)))
+
+
+def test_side_by_side_panels_are_stacked_for_a_phone():
+    fig = three_heatmaps()
+    fig.canvas.draw()
+    size, positions = fig.get_size_inches().copy(), [ax.get_position().bounds for ax in fig.axes]
+    narrow = plots.narrow_figure(fig)
+    narrow.canvas.draw()
+    assert fig.get_size_inches().tolist() == size.tolist(), "the page's figure is left as it was"
+    assert [ax.get_position().bounds for ax in fig.axes] == positions
+    assert narrow.get_size_inches()[0] == pytest.approx(plots.NARROW_WIDTH_IN)
+    panels = plots._panels(narrow)
+    assert [ax.get_title() for ax in panels] == ["layer 0", "layer 1", "layer 2"]  # reading order
+    boxes = [ax.get_position() for ax in panels]
+    for upper, lower in zip(boxes, boxes[1:]):
+        assert lower.y1 <= upper.y0, "one panel to a row, top to bottom"
+    colorbar = next(ax for ax in narrow.axes if ax not in panels)
+    cb, last = colorbar.get_position(), boxes[-1]
+    assert cb.x0 >= last.x1 - 1e-3 and cb.y0 < last.y1 and cb.y1 > last.y0, "the colour bar stays beside its panel"
+    assert narrow._suptitle.get_text() == "Cosine similarity between the sentences"
+    assert plots.smallest_text_pt(narrow) == plots.smallest_text_pt(fig), "the same font sizes"
+    assert not plt.fignum_exists(narrow.number) or plt.figure(narrow.number) is not narrow  # pyplot will not show it
+
+
+def test_the_phone_version_travels_in_the_png_and_reads_at_a_phone_s_width():
+    wide, narrow = shown(three_heatmaps())
+    assert narrow is not None
+    text = plots.png_text(wide)
+    assert text["Course figures"] == plots.FIGURES_VERSION and float(text["Text size"]) > 0
+    assert "3 panels" in text["Description"]  # the words are the page's figure's
+    width, height = plots.png_size(narrow)
+    assert width <= plots.NARROW_WIDTH_IN * 100 * 1.1 and height > width  # stacked: taller than wide
+    text_px = float(plots.png_text(narrow)["Text size"])
+    assert text_px * min(1.0, plots.PHONE_COLUMN_PX / width) >= plots.READABLE_PX
+    wide_text = float(text["Text size"]) * plots.PHONE_COLUMN_PX / plots.png_size(wide)[0]
+    assert wide_text < plots.READABLE_PX, "the page's version scaled to a phone would be unreadable"
+    from PIL import Image
+
+    for png in (wide, narrow):
+        Image.open(io.BytesIO(png)).load()  # both whole, valid PNGs
+
+
+def test_a_small_single_panel_needs_no_phone_version():
+    wide, narrow = shown(one_small_line())
+    assert narrow is None and plots.png_size(wide)[0] <= plots.PHONE_COLUMN_PX * 1.4
+
+
+def test_a_wide_single_panel_gets_one():
+    fig, ax = plt.subplots(figsize=(9, 3))
+    ax.bar([f"w{i}" for i in range(16)], np.arange(16))
+    ax.set_title("Editing one word: who notices?")
+    assert plots.needs_narrow(fig, 900) and not plots._side_by_side(fig)
+    wide, narrow = shown(fig)
+    assert narrow is not None and plots.png_size(narrow)[0] < plots.png_size(wide)[0]
+
+
+def test_split_narrow_takes_out_exactly_what_with_narrow_put_in():
+    wide, narrow = shown(one_small_line())[0], shown(three_heatmaps())[0]
+    both = plots.with_narrow(wide, narrow)
+    assert plots.split_narrow(both) == (wide, narrow)
+    assert plots.split_narrow(wide) == (wide, None)
+    assert plots.png_text(both) == plots.png_text(wide)
+    assert plots.split_narrow(b"not a png") == (b"not a png", None)
+
+
+def test_the_page_serves_the_phone_version_under_600_px(tmp_path):
+    from docutils import nodes
+    from docutils.utils import new_document
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    (src / "_build").mkdir(parents=True)
+    stored = base64.b64decode(plots._png_described(three_heatmaps()))
+    (src / "_build" / "fig.png").write_bytes(stored)
+    doc = new_document("page")
+    box = nodes.container(classes=["cell_output"])
+    box += nodes.image(uri="/_build/fig.png")
+    doc += box
+    app = SimpleNamespace(srcdir=str(src), outdir=str(out),
+                          builder=SimpleNamespace(images={"_build/fig.png": "fig.png"}, imagedir="_images"))
+    for _ in range(2):  # a second reading finds the PNG already split
+        sphinx_ext._describe_figures(app, doc, "page")
+        (image,) = doc.findall(nodes.image)
+        assert sphinx_ext.NARROW_CLASS in image["classes"]
+        doc = new_document("page")
+        box = nodes.container(classes=["cell_output"])
+        box += nodes.image(uri="/_build/fig.png")
+        doc += box
+    wide, narrow = plots.split_narrow(stored)
+    assert (src / "_build" / "fig.png").read_bytes() == wide, "the page's PNG no longer carries the phone's"
+    assert (src / "_build" / "fig.narrow.png").read_bytes() == narrow
+
+    context = {"body": f'<figure><img alt="x" class="{sphinx_ext.NARROW_CLASS}" src="../_images/fig.png" />'
+                       '<img alt="y" src="../_images/other.png" /></figure>'}
+    sphinx_ext._serve_narrow(app, "chapters/x", "page.html", context, None)
+    body = context["body"]
+    assert body.startswith('<figure><picture><source media="(max-width: 600px)" srcset="../_images/fig.narrow.png">')
+    assert f'data-text-px="{plots.png_text(wide)["Text size"]}"' in body
+    assert f'data-narrow-text-px="{plots.png_text(narrow)["Text size"]}" /></picture>' in body
+    assert '<img alt="y" src="../_images/other.png" />' in body  # a figure without a phone's version is left alone
+    assert (out / "_images" / "fig.narrow.png").read_bytes() == narrow
+
+
+def _notebook(png: bytes):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("fig")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": base64.b64encode(png).decode()})]
+    nb.cells = [cell]
+    return nb
+
+
+def test_a_chapter_whose_figures_an_older_plots_drew_is_executed_again(monkeypatch):
+    current = base64.b64decode(plots._png_described(one_small_line()))
+    assert build.figures_current(_notebook(current))
+    monkeypatch.setattr(plots, "FIGURES_VERSION", "another")
+    assert not build.figures_current(_notebook(current))
+    from IPython.core.pylabtools import print_figure
+
+    foreign = print_figure(one_small_line(), "png")  # not a chapter's described figure: never stale
+    assert build.figures_current(_notebook(foreign))
+
+
+def test_a_page_executed_after_sphinx_read_it_is_read_again(monkeypatch):
+    read_at = 1_700_000_000.0
+    env = SimpleNamespace(all_docs={"chapters/a": read_at * 1e6, "chapters/b": read_at * 1e6, "intro": read_at * 1e6})
+    executed = {"chapters/a": read_at + 5, "chapters/b": read_at - 5, "intro": None}
+    monkeypatch.setattr(build, "executed_at", executed.get)
+    assert sphinx_ext._reexecuted_pages(None, env, set(), set(), set()) == ["chapters/a"]
