@@ -31,7 +31,9 @@ def figure_bundle(fig) -> dict:
     layout["template"] = LIVE_TEMPLATE
     title = layout.get("title")
     text = (title.get("text") if isinstance(title, dict) else title) or "a Plotly chart"
-    return {MIME: {"data": data, "layout": layout, "config": {"displayModeBar": False, "responsive": True}},
+    # not Plotly's responsive config: in an Output built before it is displayed, the chart then stays 0 px high
+    # until the window resizes (seen in JupyterLab 4.6 with jupyterlab-plotly; the renderer resizes it anyway)
+    return {MIME: {"data": data, "layout": layout, "config": {"displayModeBar": False}},
             "text/plain": f"<Figure: {text}>"}
 
 
