@@ -9,10 +9,6 @@ import math
 import os
 import random
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import pytest
 import torch
 import torch.nn.functional as F
@@ -23,12 +19,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from bertlib.nsp import create_nsp_examples
 from course.demos import nsp as nsp_demo
 from demo_checks import all_captions, by_id, check_page_parts, live_shows, number_after
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 @pytest.mark.parametrize("seed", [0, 3, 11])
