@@ -215,7 +215,7 @@ def _serve_narrow(app, pagename, templatename, context, doctree):
     from course.plots import png_text
 
     body = context.get("body", "")
-    if NARROW_CLASS not in body:
+    if "<img" not in body:
         return
     sources = {name: Path(app.srcdir) / src for src, name in getattr(app.builder, "images", {}).items()}
     images_dir = Path(app.outdir) / getattr(app.builder, "imagedir", "_images")
@@ -223,20 +223,24 @@ def _serve_narrow(app, pagename, templatename, context, doctree):
     def picture(m):
         tag = m.group(0)
         src = re.search(r'src="([^"]+)"', tag)
-        if NARROW_CLASS not in tag or src is None:
+        source = None if src is None else sources.get(urllib.parse.unquote(src.group(1).rsplit("/", 1)[-1]))
+        if source is None or source.suffix != ".png" or not source.is_file():
             return tag
-        name = urllib.parse.unquote(src.group(1).rsplit("/", 1)[-1])
-        source = sources.get(name)
-        if source is None or not _narrow_path(source).is_file():
-            return tag
-        narrow = _narrow_path(source)
+        narrow = _narrow_path(source) if NARROW_CLASS in tag else None
+        if narrow is not None and not narrow.is_file():
+            narrow = None
+        sizes = (png_text(source.read_bytes()).get("Text size", ""),
+                 png_text(narrow.read_bytes()).get("Text size", "") if narrow else "")
+        attributes = "".join(f' {key}="{html.escape(v)}"' for key, v in zip(("data-text-px", "data-narrow-text-px"), sizes) if v)
+        if not attributes:
+            return tag  # not a figure a chapter drew
+        img = f'{tag[:-2].rstrip() if tag.endswith("/>") else tag[:-1]}{attributes} />'
+        if narrow is None:
+            return img
         images_dir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(narrow, images_dir / narrow.name)
-        sizes = (png_text(source.read_bytes()).get("Text size", ""), png_text(narrow.read_bytes()).get("Text size", ""))
-        attributes = "".join(f' {key}="{html.escape(v)}"' for key, v in zip(("data-text-px", "data-narrow-text-px"), sizes) if v)
         srcset = src.group(1).rsplit("/", 1)[0] + "/" + narrow.name if "/" in src.group(1) else narrow.name
-        return (f'<picture><source media="{PHONE_MEDIA}" srcset="{html.escape(srcset)}">'
-                f'{tag[:-2].rstrip() if tag.endswith("/>") else tag[:-1]}{attributes} /></picture>')
+        return f'<picture><source media="{PHONE_MEDIA}" srcset="{html.escape(srcset)}">{img}</picture>'
 
     context["body"] = _IMG.sub(picture, body)
 

@@ -142,8 +142,15 @@ def test_the_page_serves_the_phone_version_under_600_px(tmp_path):
     assert body.startswith('<figure><picture><source media="(max-width: 600px)" srcset="../_images/fig.narrow.png">')
     assert f'data-text-px="{plots.png_text(wide)["Text size"]}"' in body
     assert f'data-narrow-text-px="{plots.png_text(narrow)["Text size"]}" /></picture>' in body
-    assert '<img alt="y" src="../_images/other.png" />' in body  # a figure without a phone's version is left alone
+    assert '<img alt="y" src="../_images/other.png" />' in body  # not a figure a chapter drew: left alone
     assert (out / "_images" / "fig.narrow.png").read_bytes() == narrow
+
+    small = base64.b64decode(plots._png_described(one_small_line()))  # a figure without a phone's version
+    (src / "_build" / "small.png").write_bytes(small)
+    app.builder.images["_build/small.png"] = "small.png"
+    context = {"body": '<img alt="z" src="../_images/small.png" />'}
+    sphinx_ext._serve_narrow(app, "chapters/x", "page.html", context, None)
+    assert context["body"] == f'<img alt="z" src="../_images/small.png" data-text-px="{plots.png_text(small)["Text size"]}" />'
 
 
 def _notebook(png: bytes):
