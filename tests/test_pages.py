@@ -258,6 +258,9 @@ def test_page(page, mode, book_html, browser, shots, report):
     tab = Tab(browser, page_url(book_html, page), width=width, scheme=scheme)
     try:
         p = tab.page
+        # the first load, before the full-page screenshot: Chromium captures it at another size for a moment, which
+        # fetches the figures' phone versions too (a <picture> follows the width)
+        first_load = list(tab.requests)
         p.screenshot(path=str(shots / f"{page.replace('/', '__')}-{mode}.png"), full_page=True)
         settle(p)  # a full-page screenshot resizes the window for a moment; page.js lays it out again
         assert tab.external == [], f"{page}: {len(tab.external)} external request(s): {tab.external}"
@@ -281,7 +284,7 @@ def test_page(page, mode, book_html, browser, shots, report):
             _check_quiz_and_dropdowns(tab)
             if page in CHAPTERS:
                 _check_demos(page, tab)
-            _weigh(page, tab, report)
+            _weigh(page, first_load, report)
         if mode in AXE_MODES:
             violations = _axe(tab)
             report["axe"][(page, mode)] = {v["id"]: v["nodes"] for v in violations}
@@ -300,7 +303,9 @@ def _check_figures(page, tab, width):
 
     figures = tab.page.evaluate("""Array.from(document.querySelectorAll('main .cell_output img')).map(i => {
         return {src: (i.currentSrc || i.src).split('/').pop(), natural: i.naturalWidth,
-        shown: i.getBoundingClientRect().width, column: (i.closest('.cell_output') || i).getBoundingClientRect().width,
+        shown: i.getBoundingClientRect().width, column: (b => { const st = getComputedStyle(b);
+            return b.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight); })(
+            i.parentElement.closest(':not(picture):not(a)')),
         text: parseFloat(i.dataset.textPx), narrowText: parseFloat(i.dataset.narrowTextPx),
         picture: !!i.closest('picture')};
     })""")
@@ -386,10 +391,10 @@ def _check_quiz_and_dropdowns(tab):
         assert first.locator(".sd-summary-content, .sd-card-body").first.is_visible()
 
 
-def _weigh(page, tab, report):
-    """Every file the first load read, summed from disk; a chapter within the budget."""
+def _weigh(page, requests, report):
+    """Every file the first load read (``requests``), summed from disk; a chapter within the budget."""
     files = {}
-    for url in tab.requests:
+    for url in requests:
         if url.startswith("file://"):
             path = Path(re.sub(r"[?#].*$", "", url[len("file://"):]))
             if path.is_file():

@@ -254,11 +254,13 @@ def masked_word_state(model, tokenizer, position: int, text: str) -> dict:
     if r["word"] not in [t for t, _ in top]:  # the right word as a last bar, with its rank
         top.append((f"{r['word']} (rank {r['rank_right']:,})", r["p_right"]))
     colors = [COLORS["gpt"] if t.split(" (")[0] == r["word"] else COLORS["bert"] for t, _ in top]
+    highest = max(p for _, p in top)
     fig = go.Figure(go.Bar(x=[p for _, p in top], y=[t for t, _ in top], orientation="h", marker_color=colors,
-                           text=[f"{p:.2f}" if p >= 0.01 else f"{p:.1e}" for _, p in top], textposition="auto"))
-    fig.update_layout(xaxis=dict(title=f"probability at the [MASK] (red: the right word, '{r['word']}')",
-                                 rangemode="tozero"),
-                      yaxis=dict(autorange="reversed"), height=300, margin=dict(l=150, r=20, t=30, b=50))
+                           text=[f"{p:.2f}" if p >= 0.01 else f"{p:.1e}" for _, p in top], textposition="outside",
+                           cliponaxis=False))
+    fig.update_layout(xaxis=dict(title="probability (red: the right word)", range=[0, 1.3 * highest]),
+                      yaxis=dict(autorange="reversed", automargin=True), height=300,
+                      margin=dict(l=10, r=20, t=30, b=50))
     rows = [[i, tok, reads, lab if lab != IGNORE_INDEX else "-100", "yes" if lab != IGNORE_INDEX else ""]
             for i, (tok, reads, lab) in enumerate(zip(r["tokens"], r["model_reads"], r["labels"]))]
     table = html_table(["position", "token", "model reads", "label", "in the loss"], rows, align="rllrl")
