@@ -1,10 +1,12 @@
 """Grading a whole class at once: ``python -m bertgrader`` (bertgrader/classes/run.py).
 
-One release of assignment 07 (the fastest to grade) and one class of 22 submissions: honest ones (the
-solution, and named mistakes whose lost parts mistakes.py states), broken ones (not JSON, cut short,
-JSON that is no notebook), one that hangs (an infinite loop: the 20 s cell timeout), malicious ones (one
-kills its own kernel, one tries to write the gradebook and the ledger) and a student id that nbgrader
-would read as a pattern. Asserted, on real runs of the command:
+One release of assignment 08 and one class of 18 submissions: honest ones (three copies of the solution,
+and named mistakes whose lost parts mistakes.py states), broken ones (not JSON, cut short, JSON that is no
+notebook), one that hangs (it sleeps forever: the 20 s cell timeout; tests/test_exercises.py's faults
+class times out a busy loop), malicious ones (one kills its own kernel, one tries to write the gradebook
+and the ledger) and a student id that nbgrader would read as a pattern. Each class here is as small as
+what its test asserts needs, and every later run compares with the class graded once (``parallel``).
+Asserted, on real runs of the command:
 
 - with 2 workers, every honest score equals serial grading's (``nbgrader autograde``), every bad one is
   reported, nothing is graded twice, and nbgrader's export and feedback read the result;
@@ -40,7 +42,7 @@ from nbgrader_harness import REPO, Course, filled, load_mistakes, solution_answe
 A = "08_masking"
 pytestmark = [pytest.mark.slow, pytest.mark.full, pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")]
 
-SOLVED = [f"honest_{i:02d}" for i in range(1, 8)]
+SOLVED = [f"honest_{i:02d}" for i in range(1, 4)]  # the same notebook three times: graded alike wherever it runs
 BROKEN = {"broken_not_json": "not a notebook", "broken_cut_short": "not a notebook",
           "broken_not_a_notebook": "not a valid notebook"}
 HANGS, KILLS, WRITES, PATTERN = "hangs_forever", "kills_its_kernel", "writes_the_gradebook", "star*"
@@ -201,7 +203,9 @@ def released(tmp_path_factory):
     good = nbformat.writes(solution_submission(course, A))
     bad = {"broken_not_json": "this is not a notebook\n", "broken_cut_short": good[: len(good) // 2],
            "broken_not_a_notebook": json.dumps({"cells": "none", "hello": 1}),
-           HANGS: filled(release, answers | {"select": "while True:\n    pass\n"}),
+           # It never returns, as a busy loop would, without burning the 20 s of CPU one costs (the cell's
+           # time limit is wall time; tests/test_exercises.py's faults class times out a busy loop).
+           HANGS: filled(release, answers | {"select": "while True:\n    __import__('time').sleep(1)\n"}),
            KILLS: filled(release, answers | {"replace": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"}),
            PATTERN: solution_submission(course, A)}
     expected[HANGS] = points | {"test_select": 0.0}
@@ -220,12 +224,14 @@ def _class_course(released, name: str, students: dict) -> Course:
 @pytest.fixture(scope="module")
 def parallel(released):
     """The whole class graded by the command with 2 workers and, in a twin course at the same time, the
-    honest students by serial `nbgrader autograde` (the reference)."""
+    honest students' distinct notebooks by serial `nbgrader autograde` (the reference; the copies of the
+    solution are one notebook, graded there once as SOLVED[0])."""
     both = {**released["honest"], **released["bad"]}
     course = _class_course(released, "parallel", both)
     course.submit(WRITES, A, filled(released["release"], released["answers"] | {
         "select": WRITES_GRADEBOOK.format(root=course.root) + released["answers"]["select"]}))
-    serial = _class_course(released, "serial", released["honest"])
+    serial = _class_course(released, "serial", {s: nb for s, nb in released["honest"].items()
+                                                 if s not in SOLVED[1:]})
     with ThreadPoolExecutor(2) as pool:
         ours = pool.submit(grade, course, A, "--workers", "2")
         theirs = pool.submit(serial.autograde, A)
@@ -239,7 +245,8 @@ def test_parallel_scores_equal_serial_grading(parallel, released):
     assert graded.returncode == 1, f"some submissions cannot be graded: exit 1\n{graded.stdout}\n{graded.stderr[-3000:]}"
     ours = course.scores
     for s in released["honest"]:
-        assert ours(A, s) == parallel["serial"].scores(A, s), f"{s}: parallel and serial grading differ"
+        same = SOLVED[0] if s in SOLVED else s  # the serial twin graded each distinct notebook once
+        assert ours(A, s) == parallel["serial"].scores(A, same), f"{s}: parallel and serial grading differ"
         assert ours(A, s) == released["expected"][s], f"{s}: {ours(A, s)}"
     assert ours(A, WRITES) == released["points"], "the gradebook writer answered correctly"
 
@@ -399,7 +406,7 @@ def postgres():
 def test_two_shards_on_one_postgresql_grade_everyone_once(released, parallel):
     from bertgrader.classes.run import in_shard
 
-    picked = [*list(released["honest"])[:6], "broken_not_json", KILLS]
+    picked = [*SOLVED, "broken_not_json", KILLS]  # both shards get some (in_shard: honest_03 in 0/2)
     students = {s: {**released["honest"], **released["bad"]}[s] for s in picked}
     course = _class_course(released, "sharded", students)
     with postgres() as url:
@@ -463,6 +470,7 @@ def test_sqlite_takes_concurrent_writers(released, tmp_path):
 
 # ----------------------------------------------------------------------------------------------- arguments
 def _refused(course: Course, *args, env=None) -> str:
+    """The command, as a process: it exits 2 and says why on stderr, before grading anything."""
     proc = subprocess.run(_command(*args), cwd=course.root, env=env or _env(), capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 2, f"{args}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
@@ -470,31 +478,53 @@ def _refused(course: Course, *args, env=None) -> str:
     return proc.stderr
 
 
-def test_bad_arguments_are_named_before_any_work(released):
+def _main(course: Course, capsys, *args) -> tuple[int, str, str]:
+    """The command's main() in this process, on ``course`` (what `python -m bertgrader` runs, without the
+    seconds a new interpreter takes to import nbgrader): (exit status, stdout, stderr)."""
+    from bertgrader.classes import run as class_run
+
+    capsys.readouterr()
+    try:
+        code = class_run.main([*args, "--root", str(course.root)])
+    except SystemExit as e:  # argparse's own refusals exit from parse_args
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _refused_here(course: Course, capsys, *args) -> str:
+    code, out, err = _main(course, capsys, *args)
+    assert code == 2, f"{args}: exit {code}\n{out}\n{err}"
+    assert not (course.root / "autograded").exists(), f"{args}: it graded before refusing"
+    return err
+
+
+def test_bad_arguments_are_named_before_any_work(released, capsys, monkeypatch):
     course = released["course"].clone(released["course"].root.with_name("arguments"))
+    # One as a process: the exit status and stderr of `python -m bertgrader` itself; the rest in-process.
     assert "no submissions of 08_masking" in _refused(course, A)
     course.submit("alice", A, released["honest"]["honest_01"])
-    assert "unknown assignment 'nope'" in (said := _refused(course, "nope")) and A in said
-    assert "argument --workers: 0 is less than 1" in _refused(course, A, "--workers", "0")
-    assert "0 <= K < N" in _refused(course, A, "--shard", "2/2")
-    assert "is not K/N" in _refused(course, A, "--shard", "half")
-    assert "no submission of 08_masking by ghost" in _refused(course, A, "--student", "ghost")
-    no_bwrap = _env(PATH=str(Path(sys.executable).parent))
-    said = _refused(course, A, env=no_bwrap)
+    assert "unknown assignment 'nope'" in (said := _refused_here(course, capsys, "nope")) and A in said
+    assert "argument --workers: 0 is less than 1" in _refused_here(course, capsys, A, "--workers", "0")
+    assert "0 <= K < N" in _refused_here(course, capsys, A, "--shard", "2/2")
+    assert "is not K/N" in _refused_here(course, capsys, A, "--shard", "half")
+    assert "no submission of 08_masking by ghost" in _refused_here(course, capsys, A, "--student", "ghost")
+    with monkeypatch.context() as m:
+        m.setenv("PATH", str(Path(sys.executable).parent))  # no bwrap on it
+        said = _refused_here(course, capsys, A)
     assert "sandbox cannot run here" in said and "bubblewrap" in said
-    assert "not a database URL" in _refused(course, A, "--db", "::nonsense::")
+    assert "not a database URL" in _refused_here(course, capsys, A, "--db", "::nonsense::")
     from bertgrader.classes.run import in_shard
 
     empty = next(f"{k}/1000" for k in range(1000) if not in_shard("alice", (k, 1000)))
-    proc = subprocess.run(_command(A, "--shard", empty), cwd=course.root, env=_env(), capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0 and f"falls in shard {empty}" in proc.stdout, proc.stdout + proc.stderr
+    code, out, err = _main(course, capsys, A, "--shard", empty)
+    assert code == 0 and f"falls in shard {empty}" in out, out + err
     assert not (course.root / "autograded").exists()
-    assert "cannot connect to the gradebook database" in _refused(
-        course, A, "--db", "postgresql+psycopg://nobody@/gradebook?host=/nonexistent-socket-dir")
+    assert "cannot connect to the gradebook database" in _refused_here(
+        course, capsys, A, "--db", "postgresql+psycopg://nobody@/gradebook?host=/nonexistent-socket-dir")
 
 
-def test_every_option_has_help_text(monkeypatch):
+def test_every_option_has_help_text(capsys):
     from bertgrader.classes import run as class_run
 
     parser = class_run.build_parser()
@@ -502,8 +532,10 @@ def test_every_option_has_help_text(monkeypatch):
     undocumented = [a.option_strings[-1] if a.option_strings else a.dest for a in parser._actions if not a.help]
     assert undocumented == []
     assert isinstance(parser, argparse.ArgumentParser)
-    out = subprocess.run(_command("--help"), capture_output=True, text=True, cwd=REPO, env=_env())
-    assert out.returncode == 0 and "--shard K/N" in out.stdout and "--db URL" in out.stdout
+    with pytest.raises(SystemExit) as exited:
+        class_run.main(["--help"])
+    out = capsys.readouterr().out
+    assert exited.value.code == 0 and "--shard K/N" in out and "--db URL" in out
 
 
 def test_the_deployment_manifest_runs_the_command_with_a_shard(monkeypatch):

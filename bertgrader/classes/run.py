@@ -157,8 +157,9 @@ class Plan:
 
 
 def check_arguments(args) -> tuple[Path, list[str], dict]:
-    """Everything that needs no database and no nbgrader: the course root, the assignment, the
-    submissions, the sandbox. Raises SetupError naming the problem."""
+    """Everything that needs no nbgrader, before any worker starts: the course root, the assignment, the
+    submissions, the sandbox, and that a --db URL is one and its database answers. Raises SetupError
+    naming the problem."""
     root = Path(args.root).expanduser().resolve()
     if not (root / "nbgrader_config.py").is_file():
         raise SetupError(f"{root} is not a course root: it has no nbgrader_config.py (run from the course root or "
@@ -190,6 +191,8 @@ def check_arguments(args) -> tuple[Path, list[str], dict]:
         except SandboxUnavailable as e:
             raise SetupError(f"refusing to grade: the grading sandbox cannot run here: {e} "
                              "(or pass --no-sandbox, for code you trust)") from None
+    if args.db:  # a wrong URL or a database that does not answer costs no worker start (seconds of imports each)
+        open_engine(normalise_url(args.db)).dispose()
     return root, assignments, subs
 
 
