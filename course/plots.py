@@ -271,11 +271,26 @@ def _side_by_side(fig) -> bool:
     return any(rows[i] & rows[j] and tops[i] != tops[j] for i in range(len(tops)) for j in range(i))
 
 
+def is_diagram(fig) -> bool:
+    """Whether every panel is a drawing with its axes off (boxes and words placed by coordinates): stacking
+    panels or narrowing the figure would only push its words out of its boxes, so it keeps one layout."""
+    panels = _panels(fig)
+    return bool(panels) and not any(ax.axison for ax in panels)
+
+
 def needs_narrow(fig, width_px: int) -> bool:
     """Whether a phone needs its own drawing of ``fig``, whose PNG is ``width_px`` wide: its panels sit side
-    by side, or its smallest text would be shown under ``READABLE_PX`` in the phone's column."""
-    text_px = smallest_text_pt(fig) * fig.dpi / 72
-    return _side_by_side(fig) or text_px * min(1.0, PHONE_COLUMN_PX / width_px) < READABLE_PX
+    by side, or its smallest text would be shown under ``READABLE_PX`` in the phone's column (a diagram,
+    ``is_diagram``, never: it cannot be redrawn narrower by moving panels)."""
+    if is_diagram(fig):
+        return False
+    return _side_by_side(fig) or readable_px(fig, width_px) < READABLE_PX
+
+
+def readable_px(fig, width_px: int) -> float:
+    """The size of the figure's smallest text, in CSS pixels, once its PNG (``width_px`` wide) is scaled to a
+    phone's column."""
+    return smallest_text_pt(fig) * fig.dpi / 72 * min(1.0, PHONE_COLUMN_PX / width_px)
 
 
 def narrow_figure(fig, width_in: float = NARROW_WIDTH_IN):
@@ -325,6 +340,12 @@ def narrow_figure(fig, width_in: float = NARROW_WIDTH_IN):
     else:
         height = h0
     new.set_size_inches(width_in, height)
+    for ax in new.get_axes():
+        legend = ax.get_legend()
+        if legend is not None and legend._ncols > 1:  # a row of entries wider than a phone: one entry a line
+            labels = [t.get_text() for t in legend.texts]
+            legend.set_ncols(1)
+            legend._init_legend_box(legend.legend_handles, labels)  # laid out again (set_ncols alone does not)
     for ax in _panels(new):
         if len(ax.get_shared_y_axes().get_siblings(ax)) > 1:
             ax.tick_params(axis="y", labelleft=True)  # no longer beside the panel that showed them
@@ -379,13 +400,20 @@ def _png_described(fig, **kwargs):
     from IPython.core.pylabtools import print_figure
 
     caption, alt = describe_figure(fig)
-    text = {"Text size": f"{smallest_text_pt(fig) * fig.dpi / 72:.1f}", "Course figures": FIGURES_VERSION}
+    text = {"Text size": f"{smallest_text_pt(fig) * fig.dpi / 72:.1f}", "Course figures": FIGURES_VERSION,
+            **({"Diagram": "yes"} if is_diagram(fig) else {})}  # not redrawn: a phone opens it at its size when tapped
     png = print_figure(fig, "png", metadata={"Title": caption, "Description": alt, **text},
                        pil_kwargs={"optimize": True}, **kwargs)  # optimize: a smaller file, the same pixels
     if needs_narrow(fig, png_size(png)[0]):
-        narrow = narrow_figure(fig)
-        small = print_figure(narrow, "png", metadata={"Text size": f"{smallest_text_pt(narrow) * narrow.dpi / 72:.1f}"},
-                             pil_kwargs={"optimize": True}, **kwargs)
+        width_in = NARROW_WIDTH_IN
+        for _ in range(3):  # narrower while its small text would still be scaled below READABLE_PX
+            narrow = narrow_figure(fig, width_in)
+            small = print_figure(narrow, "png", metadata={"Text size": f"{smallest_text_pt(narrow) * narrow.dpi / 72:.1f}"},
+                                 pil_kwargs={"optimize": True}, **kwargs)
+            shown = readable_px(narrow, png_size(small)[0])
+            if shown >= READABLE_PX:
+                break
+            width_in *= 0.97 * shown / READABLE_PX
         png = with_narrow(png, small)
     return base64.b64encode(png).decode("ascii")
 

@@ -232,6 +232,8 @@ def _serve_narrow(app, pagename, templatename, context, doctree):
         sizes = (png_text(source.read_bytes()).get("Text size", ""),
                  png_text(narrow.read_bytes()).get("Text size", "") if narrow else "")
         attributes = "".join(f' {key}="{html.escape(v)}"' for key, v in zip(("data-text-px", "data-narrow-text-px"), sizes) if v)
+        if attributes and png_text(source.read_bytes()).get("Diagram") == "yes":
+            attributes += ' data-diagram="yes"'  # one layout at every width: tapped on a phone, it opens at its size
         if not attributes:
             return tag  # not a figure a chapter drew
         img = f'{tag[:-2].rstrip() if tag.endswith("/>") else tag[:-1]}{attributes} />'

@@ -307,7 +307,7 @@ def _check_figures(page, tab, width):
             return b.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight); })(
             i.parentElement.closest(':not(picture):not(a)')),
         text: parseFloat(i.dataset.textPx), narrowText: parseFloat(i.dataset.narrowTextPx),
-        picture: !!i.closest('picture')};
+        picture: !!i.closest('picture'), diagram: i.dataset.diagram === 'yes'};
     })""")
     undescribed = [f["src"] for f in figures if not f["text"] > 0]
     assert not undescribed, f"{page}: figures that do not name their smallest text (course/plots.py): {undescribed}"
@@ -322,8 +322,20 @@ def _check_figures(page, tab, width):
             f"{page}: the figures' column is {columns} px at {width} px; course/plots.py draws for {PHONE_COLUMN_PX}"
         small = [(f["src"], round(px, 1)) for f in figures
                  if (px := (f["narrowText"] if f["src"].endswith(".narrow.png") else f["text"])
-                     * f["shown"] / f["natural"]) < READABLE_PX]
+                     * f["shown"] / f["natural"]) < READABLE_PX and not f["diagram"]]
         assert not small, f"{page} at {width} px: figure text scaled below {READABLE_PX} px: {small}"
+        # a diagram (boxes and words placed by coordinates) keeps one layout: tapped, it opens at its natural size
+        for k, f in enumerate(figures):
+            if f["diagram"] and f["text"] * f["shown"] / f["natural"] < READABLE_PX:
+                assert f["text"] >= READABLE_PX, f"{page}: the diagram {f['src']} is unreadable even at its size"
+                img = tab.page.locator("main .cell_output img").nth(k)
+                img.click()
+                assert tab.page.evaluate("""i => i.classList.contains('course-natural') &&
+                    Math.abs(i.getBoundingClientRect().width - i.naturalWidth) <= 1 &&
+                    !!i.closest('.course-figure-zoomed')""", img.element_handle()), \
+                    f"{page}: tapping the diagram {f['src']} does not open it at its natural size"
+                img.click()  # and closes it again
+                assert not tab.page.evaluate("i => i.classList.contains('course-natural')", img.element_handle())
 
 
 _UNRENDERED_ROLE = re.compile(r"\{[a-z]+(:[a-z]+)?\}`")  # e.g. {glue:text}`name` left as text

@@ -180,3 +180,28 @@ def test_a_page_executed_after_sphinx_read_it_is_read_again(monkeypatch):
     executed = {"chapters/a": read_at + 5, "chapters/b": read_at - 5, "intro": None}
     monkeypatch.setattr(build, "executed_at", executed.get)
     assert sphinx_ext._reexecuted_pages(None, env, set(), set(), set()) == ["chapters/a"]
+
+
+def test_a_diagram_keeps_its_one_layout():
+    """Boxes and words placed by coordinates (axes off) cannot be stacked or narrowed: no phone version."""
+    fig, ax = plt.subplots(figsize=(6.6, 8))
+    ax.add_patch(plt.Rectangle((0.5, 1), 6, 0.8))
+    ax.text(3.5, 1.4, "multi-head self-attention: Q, K, V, softmax", ha="center", fontsize=8.5)
+    ax.set_xlim(0, 9)
+    ax.set_ylim(0, 10)
+    ax.axis("off")
+    assert plots.is_diagram(fig) and not plots.needs_narrow(fig, 900)
+    wide, narrow = shown(fig)
+    assert narrow is None and plots.png_text(wide)["Diagram"] == "yes"
+    assert "Diagram" not in plots.png_text(shown(one_small_line())[0])
+
+
+def test_a_wide_legend_takes_one_column_on_a_phone():
+    fig, ax = plt.subplots(figsize=(8, 3))
+    for k in range(5):
+        ax.barh(["BERT-Base"], [0.2], left=[0.2 * k], label=f"a long legend entry {k}")
+    ax.legend(ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.28))
+    fig.tight_layout()
+    wide, narrow = shown(fig)
+    assert narrow is not None
+    assert plots.readable_px(fig, plots.png_size(narrow)[0]) >= plots.READABLE_PX
