@@ -247,7 +247,9 @@ def describe_figure(fig) -> tuple[str, str]:
 
 # --- a figure redrawn for a phone -----------------------------------------------------------------------------
 
-PHONE_COLUMN_PX = 342  # the article's column on a 390-px phone (tests/test_pages.py measures it)
+# The width a figure gets on a 390-px phone: the article's column is 342 px, less the 8-px frame the dark theme
+# draws around an image (tests/test_pages.py measures what the text becomes in both themes)
+PHONE_COLUMN_PX = 326
 READABLE_PX = 9.0  # the smallest text a figure may show once scaled to its column, in CSS pixels
 NARROW_WIDTH_IN = 3.8  # the phone's version: its panels stacked in one column this wide
 NARROW_CHUNK = b"naRr"  # a private PNG chunk: the phone's version inside the figure's PNG
@@ -410,7 +412,7 @@ def _png_described(fig, **kwargs):
             narrow = narrow_figure(fig, width_in)
             small = print_figure(narrow, "png", metadata={"Text size": f"{smallest_text_pt(narrow) * narrow.dpi / 72:.1f}"},
                                  pil_kwargs={"optimize": True}, **kwargs)
-            shown = readable_px(narrow, png_size(small)[0])
+            shown = readable_px(narrow, png_size(small)[0]) / 1.02  # a margin for the page's rounding
             if shown >= READABLE_PX:
                 break
             width_in *= 0.97 * shown / READABLE_PX
