@@ -185,7 +185,9 @@ def test_mistake_loses_its_part_only(graded, a, mistake):
 @pytest.fixture(scope="module")
 def faults(tmp_path_factory):
     """One class with troublesome submissions, graded with one command, as the instructor would (make check:
-    the tests that read it are marked full)."""
+    the tests that read it are marked full). No plain solution among them: ``graded`` scores that; here the
+    student who only adds warnings is the full-marks one (graded after the broken notebook), and the
+    student's own `nbgrader validate` checks a solved notebook outside submitted/."""
     a = FAULTS_ON
     course = Course(tmp_path_factory.mktemp("faults"), [a])
     course.generate(a)
@@ -199,7 +201,6 @@ def faults(tmp_path_factory):
     test_of = {s: next(g for g in order[order.index(s):] if g in graded_ids) for s in solution_ids}
 
     students = {
-        "solution": solution_submission(course, a),
         # The first function never returns: its test cell times out, everything else is graded.
         "infinite_loop": filled(course.release(a), answers | {first: _wrap(answers[first], "while True:\n    pass")}),
         # Rewrites the (locked) test of the second part into `assert True` and answers it wrongly.
@@ -217,7 +218,11 @@ def faults(tmp_path_factory):
         course.submit(student, a, nb)
     course.submit("not_json", a, '{"cells": [ this is not a notebook')
     run = course.autograde(a)
-    return dict(course=course, a=a, run=run, full=points(source), test_of=test_of, first=first, second=second)
+    solved = course.root.parent / "validate" / f"{a}.ipynb"  # for `nbgrader validate`, never autograded
+    solved.parent.mkdir()
+    solved.write_text(__import__("nbformat").writes(solution_submission(course, a)), encoding="utf-8")
+    return dict(course=course, a=a, run=run, full=points(source), test_of=test_of, first=first, second=second,
+                solved=solved)
 
 
 def _function_name(src: str) -> str:
@@ -247,10 +252,11 @@ def test_broken_notebook_is_reported_and_the_others_are_graded(faults):
     course, a, run = faults["course"], faults["a"], faults["run"]
     assert run.returncode != 0, "nbgrader should report the failure"
     assert re.search(r"ERROR.*not_json", run.log), run.log[-3000:]
-    # The broken notebook earns nothing (nbgrader records no grade, or zeros); everyone else is graded.
+    # The broken notebook earns nothing (nbgrader records no grade, or zeros); everyone else is graded, the
+    # student graded after it ("warns" sorts after "not_json") with full marks.
     broken = course.scores(a, "not_json")
     assert broken is None or sum(broken.values()) == 0, broken
-    assert course.scores(a, "solution") == faults["full"]
+    assert course.scores(a, "warns") == faults["full"]
 
 
 @pytest.mark.full
@@ -289,20 +295,19 @@ def test_instructor_workflow_end_to_end(faults, tmp_path):
     and the student's `nbgrader validate` on a solved and an untouched notebook."""
     course, a = faults["course"], faults["a"]
     course.generate_feedback(a)
-    for student in ("solution", "warns", "edited_test", "infinite_loop"):
+    for student in ("warns", "edited_test", "infinite_loop"):
         html = course.root / "feedback" / student / a / f"{a}.html"
         assert html.is_file(), f"no feedback for {student}"
-    assert "Score:" in (course.root / "feedback" / "solution" / a / f"{a}.html").read_text(encoding="utf-8")
+    assert "Score:" in (course.root / "feedback" / "warns" / a / f"{a}.html").read_text(encoding="utf-8")
 
     rows = list(csv.DictReader(course.export_csv(tmp_path / "grades.csv").open(encoding="utf-8")))
     by_student = {r["student_id"]: r for r in rows if r["assignment"] == a}
     total = sum(faults["full"].values())
-    assert float(by_student["solution"]["score"]) == total
-    assert float(by_student["solution"]["max_score"]) == total
+    assert float(by_student["warns"]["score"]) == total
+    assert float(by_student["warns"]["max_score"]) == total
     assert float(by_student["edited_test"]["score"]) < total
 
-    solved = course.root / "submitted" / "solution" / a / f"{a}.ipynb"
-    ok = course.nbgrader("validate", str(solved))
+    ok = course.nbgrader("validate", str(faults["solved"]))
     assert "Success! Your notebook passes all the tests." in ok.log, ok.log[-2000:]
     untouched = course.nbgrader("validate", str(course.release_path(a)), check=False)
     assert "VALIDATION FAILED" in untouched.log, untouched.log[-2000:]
@@ -311,7 +316,7 @@ def test_instructor_workflow_end_to_end(faults, tmp_path):
 @pytest.mark.full
 def test_regrading_gives_the_same_scores(faults):
     course, a = faults["course"], faults["a"]
-    before = {s: course.scores(a, s) for s in ("solution", "edited_test", "warns")}
+    before = {s: course.scores(a, s) for s in ("edited_test", "warns")}
     # A second run of the class, but for the infinite loop (its 20 s timeout would add nothing).
     course.nbgrader("autograde", a, "--force", "--student", "[!i]*", check=False)
     assert {s: course.scores(a, s) for s in before} == before
@@ -328,14 +333,14 @@ def attention(q, k, v, mask=None):
 
 @pytest.fixture(scope="module")
 def feedback(tmp_path_factory):
-    """02's class through the README's workflow (autograde, generate_feedback): the solution; a student
-    whose attention() prints what it is given; a part-1 mistake; the solution with a markdown cell of its
-    own whose formula tries to make a javascript: link."""
+    """02's class through the README's workflow (autograde, generate_feedback): a student whose attention()
+    prints what it is given (full marks); a part-1 mistake; the solution with a markdown cell of its own
+    whose formula tries to make a javascript: link (full marks). The plain solution is not among them: its
+    page is the last one's without that cell, and ``graded`` scores it."""
     a = FEEDBACK_ON
     course = Course(tmp_path_factory.mktemp("feedback"), [a])
     course.generate(a)
     answers = solution_answers(course.source(a))
-    course.submit("solution", a, solution_submission(course, a))
     spy = answers["attention"].replace("def attention(", "def _answer(", 1) + "\n" + SPY
     course.submit("spy", a, filled(course.release(a), answers | {"attention": spy}))
     course.submit("mask_as_filter", a, mistake_submission(course, a, load_mistakes(a)["mask_as_filter"]))
@@ -356,7 +361,7 @@ def test_feedback_is_self_contained_offline(feedback, browser):
     offline a student saw raw TeX); a formula is typeset by the MathJax inside the page, and TeX cannot make
     a link (issue 18 §8)."""
     course, run = feedback
-    for student in ("solution", "spy", "mask_as_filter", "href_in_math"):
+    for student in ("spy", "mask_as_filter", "href_in_math"):
         html = _page(course, student).read_text(encoding="utf-8")
         assert not re.search(r"<(script|link)[^>]+(src|href)=[\"']?(https?:)?//", html, re.I), (
             f"{student}'s feedback loads something from another host")
@@ -393,7 +398,7 @@ def test_feedback_names_the_input_and_prints_no_hidden_input(feedback):
               for o in c.outputs if o.get("output_type") == "error"]
     assert len(failed) == 1 and "an additive mask of values between -3 and 0" in failed[0]["evalue"], failed
     assert "tensor(" not in failed[0]["evalue"] and len(failed[0]["evalue"]) < 500, failed[0]["evalue"]
-    for student in ("solution", "href_in_math"):
+    for student in ("spy", "href_in_math"):
         errors = [o for c in course.autograded(student, a).cells for o in c.get("outputs", [])
                   if o.get("output_type") == "error"]
         assert not errors, f"{student}'s full-marks feedback shows errors: {errors}"
