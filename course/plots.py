@@ -355,12 +355,29 @@ def narrow_figure(fig, width_in: float = NARROW_WIDTH_IN):
             text.set_wrap(True)
     if getattr(new, "_suptitle", None) is not None:
         new._suptitle.set_wrap(True)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
-    if new.get_layout_engine() is None or isinstance(new.get_layout_engine(), PlaceHolderLayoutEngine):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "not compatible with tight_layout": the layout stays as set above
-            new.tight_layout()
+    def lay_out():
+        if new.get_layout_engine() is None or isinstance(new.get_layout_engine(), PlaceHolderLayoutEngine):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "not compatible with tight_layout": the layout stays as set above
+                new.tight_layout()
+
+    lay_out()
+    renderer = FigureCanvasAgg(new).get_renderer()  # (a canvas of its own: the copy is drawn only to be measured)
+    turned = False
+    for ax in _panels(new):  # category names that now run into each other: turned, read from their end
+        labels = [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text().strip()]
+        boxes = [t.get_window_extent(renderer) for t in labels]
+        if any(a.x1 > b.x0 + 1 for a, b in zip(boxes, boxes[1:])) and not any(t.get_rotation() for t in labels):
+            for t in labels:
+                t.set_rotation(40)
+                t.set_horizontalalignment("right")
+                t.set_rotation_mode("anchor")
+            turned = True
+    if turned:
+        lay_out()
     return new
 
 

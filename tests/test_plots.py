@@ -205,3 +205,19 @@ def test_a_wide_legend_takes_one_column_on_a_phone():
     wide, narrow = shown(fig)
     assert narrow is not None
     assert plots.readable_px(fig, plots.png_size(narrow)[0]) >= plots.READABLE_PX
+
+
+def test_category_names_that_would_collide_on_a_phone_are_turned():
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3))
+    for ax in axes:
+        ax.bar(["copy the visible piece", "a random piece", "the most frequent piece"], [1, 2, 3])
+    narrow = plots.narrow_figure(fig)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(narrow).get_renderer()
+    for ax in plots._panels(narrow):
+        labels = ax.get_xticklabels()
+        assert all(t.get_rotation() == 40 for t in labels)
+        boxes = [t.get_window_extent(renderer) for t in labels]
+        assert all(a.x0 < b.x0 for a, b in zip(boxes, boxes[1:]))
+    assert all(t.get_rotation() == 0 for t in fig.axes[0].get_xticklabels()), "the page's figure is unchanged"
