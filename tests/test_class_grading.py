@@ -538,6 +538,27 @@ def test_every_option_has_help_text(capsys):
     assert exited.value.code == 0 and "--shard K/N" in out and "--db URL" in out
 
 
+def test_the_command_skips_the_grammar_jsonschema_would_build():
+    """The command's processes never import rfc3987_syntax (jsonschema builds its IRI grammar at import, the
+    slowest import of a grading process, for formats nothing here validates), and nbformat still validates."""
+    code = ("import runpy, sys\n"
+            "sys.argv = ['bertgrader', '--help']\n"
+            "try:\n    runpy.run_module('bertgrader', run_name='__main__', alter_sys=True)\n"
+            "except SystemExit:\n    pass\n"
+            "import nbformat\n"
+            "nbformat.validate(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('1')]))\n"
+            "print('nbformat' in sys.modules, sys.modules.get('rfc3987_syntax', 'absent'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=_env(),
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip().splitlines()[-1] == "True None", (
+        out.stdout[-500:] + out.stderr[-2000:])
+    import inspect
+
+    from bertgrader.classes import nbgrader_run
+
+    assert "skip_unused_imports()" in inspect.getsource(nbgrader_run.worker_main), "each worker skips it too"
+
+
 def test_the_deployment_manifest_runs_the_command_with_a_shard(monkeypatch):
     import shlex
 

@@ -243,6 +243,9 @@ def worker_main(conn, root: str, sandbox: bool, threads: int, scratch: str, pare
     part: it overlaps with the coordinator's own set-up), says ("ready", pid), then takes messages:
     ("db", url) once, before any grading; ("grade", (assignment, student, digest)), answered with
     ("done", result); None, to exit. ("fatal", traceback) if it cannot start."""
+    from bertgrader.classes import skip_unused_imports
+
+    skip_unused_imports()  # before nbgrader imports nbformat
     _detach(parent)
     os.makedirs(scratch, exist_ok=True)
     _quiet(os.path.join(scratch, "worker.log"))
