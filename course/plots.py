@@ -341,13 +341,17 @@ def narrow_figure(fig, width_in: float = NARROW_WIDTH_IN):
         height = sum(heights) + (0.4 if getattr(new, "_suptitle", None) is not None else 0.0)
     else:
         height = h0
-    new.set_size_inches(width_in, height)
     for ax in new.get_axes():
         legend = ax.get_legend()
         if legend is not None and legend._ncols > 1:  # a row of entries wider than a phone: one entry a line
-            labels = [t.get_text() for t in legend.texts]
-            legend.set_ncols(1)
-            legend._init_legend_box(legend.legend_handles, labels)  # laid out again (set_ncols alone does not)
+            handles, labels = ax.get_legend_handles_labels()
+            anchor = legend.get_bbox_to_anchor().transformed(ax.transAxes.inverted())
+            outside = not 0 <= anchor.y0 <= 1
+            ax.legend(handles, labels, ncols=1, loc=legend._loc, fontsize=legend._fontsize,
+                      frameon=legend.get_frame_on(), bbox_to_anchor=anchor.bounds if outside else None)
+            if outside:  # below the panel: room for its new lines
+                height += 0.2 * (len(labels) - -(-len(labels) // legend._ncols))
+    new.set_size_inches(width_in, height)
     for ax in _panels(new):
         if len(ax.get_shared_y_axes().get_siblings(ax)) > 1:
             ax.tick_params(axis="y", labelleft=True)  # no longer beside the panel that showed them
