@@ -7,7 +7,8 @@ every socket is a socket: from then on the kernel cannot replace one with a link
 grader's machine (zmq reconnects by path). Interrupts go as messages on the control channel (a signal to
 bubblewrap would not reach the kernel, which runs in its own session). The kernel's own stdout and stderr
 (not the cells' output, which travels over zmq) go nowhere, so a kernel cannot flood the instructor's
-terminal.
+terminal. Its client (``SandboxedKernelClient``) is ready as soon as the kernel answers, without waiting
+out jupyter_client's 0.2 s of IOPub silence at every kernel start.
 """
 from __future__ import annotations
 
@@ -16,10 +17,14 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import time
 from pathlib import Path
+from queue import Empty
 
 import zmq
 from jupyter_client import AsyncKernelManager
+from jupyter_client.asynchronous import AsyncKernelClient
+from traitlets import DottedObjectName, Type
 
 from bertgrader.sandbox import IPC_DIR, IPC_PREFIX, Sandbox, read_child_pid
 
@@ -31,7 +36,44 @@ class KernelSocketsChanged(RuntimeError):
     """The kernel's socket folder held something other than its sockets when it was sealed."""
 
 
+class SandboxedKernelClient(AsyncKernelClient):
+    """jupyter_client's client, ready once the kernel answers kernel_info on shell and IOPub is connected,
+    as jupyter_client's own; then it drops only what IOPub holds already, where jupyter_client drains
+    until 0.2 s pass without a message: a wait at every kernel start, one per notebook. A message of the
+    kernel's that arrives later is ignored anyway: nbclient reads only the replies to the cell it runs
+    (their parent is the request it sent, an id the kernel cannot know beforehand)."""
+
+    async def wait_for_ready(self, timeout: float | None = None) -> None:
+        deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
+        while True:
+            self.kernel_info()
+            try:
+                msg = await self.shell_channel.get_msg(timeout=1)
+            except Empty:
+                pass
+            else:
+                if msg["msg_type"] == "kernel_info_reply":
+                    try:  # IOPub is connected once the kernel's status for that request arrives there
+                        await self.iopub_channel.get_msg(timeout=0.2)
+                    except Empty:
+                        pass
+                    else:
+                        self._handle_kernel_info_reply(msg)
+                        break
+            if not await self._async_is_alive():
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
+        while True:
+            try:
+                await self.iopub_channel.get_msg(timeout=0.01)
+            except Empty:
+                break
+
+
 class SandboxedKernelManager(AsyncKernelManager):
+    client_class = DottedObjectName("bertgrader.kernel_manager.SandboxedKernelClient")
+    client_factory = Type(SandboxedKernelClient, klass=AsyncKernelClient)
     # Set by the grader before the kernel starts: workdir -> Sandbox
     make_sandbox = None
 
