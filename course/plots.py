@@ -355,10 +355,10 @@ def narrow_figure(fig, width_in: float = NARROW_WIDTH_IN):
     for ax in _panels(new):
         if len(ax.get_shared_y_axes().get_siblings(ax)) > 1:
             ax.tick_params(axis="y", labelleft=True)  # no longer beside the panel that showed them
-        for text in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label):
-            text.set_wrap(True)
+        _wrap(ax.title, width_in)
+        _wrap(ax.xaxis.label, width_in * 0.85)
     if getattr(new, "_suptitle", None) is not None:
-        new._suptitle.set_wrap(True)
+        _wrap(new._suptitle, width_in)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
@@ -383,6 +383,16 @@ def narrow_figure(fig, width_in: float = NARROW_WIDTH_IN):
     if turned:
         lay_out()
     return new
+
+
+def _wrap(text, width_in: float) -> None:
+    """Break a title or label into lines that fit ``width_in`` (an average letter is about half its size wide);
+    broken in its text, not at drawing time, so that tight_layout makes room for every line."""
+    import textwrap
+
+    letters = int(width_in * 72 / (0.55 * text.get_fontsize()))
+    if "$" not in text.get_text() and len(text.get_text()) > letters:
+        text.set_text("\n".join(textwrap.fill(line, letters) for line in text.get_text().split("\n")))
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
