@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from course.demos import encoder_layer as demo
+from demo_checks import live_shows
 
 
 @pytest.fixture(autouse=True)
@@ -110,7 +111,6 @@ def test_attention_row_refuses_bad_layer_and_head(minilm):
 def test_figures_draw(minilm):
     model, tok = minilm
     demo.plot_similarity(demo.all_word_vectors(model, tok))
-    demo.plot_attention_row(demo.attention_row(model, tok, demo.SENTENCES["river 2"], 2, 1))
     demo.plot_gelu(demo.gelu_forms())
     ax = demo.model_diagram(model.config)
     assert any(str(model.config.intermediate_size) in t.get_text() for t in ax.texts)
@@ -130,7 +130,10 @@ def test_make_demo_follows_its_controls(minilm):
     layer.value, head.value = 4, 2
     row = demo.attention_row(model, tok, demo.SENTENCES[sentence.value], 4, 2)
     assert demo.describe_row(row) in att_box.children[1].value
-    assert bytes(att_box.children[2].value).startswith(b"\x89PNG")
+    # the live figures are the page's, for the same control values
+    assert live_shows(att_box.children[2], demo.attention_state(model, tok, sentence.value, 4, 2)["figure"])
+    vectors = demo.all_word_vectors(model, tok)
+    assert live_shows(sim_box.children[2], demo.similarity_state(vectors, a.value, b.value)["figure"])
 
 
 def test_static_demos_states_match_the_callbacks(minilm):

@@ -25,7 +25,7 @@ from bertlib import BertConfig, BertModel, BertTokenizer, eager_attention
 from bertlib.attention import BertSelfAttention
 from bertlib.encoder import ACT2FN, BertLayer
 
-from ..plots import COLORS, fig_to_png
+from ..plots import COLORS
 
 WORD = "bank"
 # "bank" is the fifth word of each sentence, so it sits at the same position (5, after [CLS]) in all four:
@@ -310,19 +310,6 @@ def plot_similarity(vectors: dict, ax=None, pairs: Sequence[tuple[str, str]] | N
     return ax
 
 
-def plot_attention_row(row: dict, ax=None):
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 3))
-    T = len(row["tokens"])
-    colors = [COLORS["gpt"] if j == row["query"] else COLORS["bert"] for j in range(T)]
-    ax.bar(range(T), row["weights"], color=colors)
-    ax.set_xticks(range(T), row["tokens"], rotation=60, ha="right")
-    ax.set_ylabel("attention weight")
-    ax.set_ylim(0, 1)
-    ax.set_title(describe_row(row), fontsize=10)
-    return ax
-
-
 def plot_gelu(forms: dict, axes=None):
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(10, 3.4))
@@ -383,9 +370,51 @@ def model_diagram(config: BertConfig, ax=None):
 
 
 # ---------------------------------------------------------------------------------------------- the demos
+# Each demo's state (its line, figure and table) is one function, which the page stores for every control value
+# (static_demos) and the live version shows on each change (make_demo). Figures are plain plotly dicts: building a
+# plotly Figure object per state costs more than the model, and the page has 312 of them.
+def similarity_caption(a: str, b: str, sims: Sequence[float]) -> str:
+    return f"{a} / {b}: cosine {sims[0]:.3f} at the embeddings, {sims[-1]:.3f} after layer {len(sims) - 1}"
+
+
+def similarity_state(vectors: dict, a: str, b: str) -> dict:
+    """Cosine of "bank" in sentences ``a`` and ``b`` after each layer (``vectors``: ``all_word_vectors``)."""
+    sims = layer_similarity(vectors[a], vectors[b])
+    same = SENSE[a] == SENSE[b]
+    line = {"color": COLORS["bert"] if same else COLORS["gpt"], "dash": "solid" if same else "dash"}
+    fig = {"data": [{"type": "scatter", "x": list(range(len(sims))), "y": [round(v, 4) for v in sims],
+                     "mode": "lines+markers",
+                     "line": line}],
+           "layout": {"xaxis": {"title": {"text": "layer (0 = embeddings)"}},
+                      "yaxis": {"title": {"text": "cosine similarity"}, "range": [0.6, 1.02]},
+                      "height": 320, "margin": {"l": 50, "r": 10, "t": 30, "b": 45},
+                      "title": {"text": f"{WORD!r}: {'same sense' if same else 'different senses'}",
+                                "font": {"size": 13}}}}
+    table = f"<p><b>A</b>: {SENTENCES[a]}<br><b>B</b>: {SENTENCES[b]}</p>"
+    return {"caption": similarity_caption(a, b, sims), "figure": fig, "html": table}
+
+
+def attention_state(model, tokenizer, sentence: str, layer: int, head, attentions=None) -> dict:
+    """What the query "bank" of ``SENTENCES[sentence]`` attends to in ``layer`` (1-based), one head or
+    ``"mean"`` (or None) of them; ``attentions``: that sentence's, to spare a forward pass."""
+    row = attention_row(model, tokenizer, SENTENCES[sentence], layer, None if head == "mean" else head,
+                        attentions=attentions)
+    T = len(row["tokens"])
+    colors = [COLORS["gpt"] if j == row["query"] else COLORS["bert"] for j in range(T)]
+    labels = [f"{j}:{t}" for j, t in enumerate(row["tokens"])]  # positions keep repeated tokens apart
+    weights = [round(w, 3) for w in row["weights"]]  # 3 decimals: the page ships every state's bars
+    fig = {"data": [{"type": "bar", "x": labels, "y": weights, "marker": {"color": colors}}],
+           "layout": {"yaxis": {"title": {"text": "attention weight"}, "range": [0, 1]}, "height": 320,
+                      "margin": {"l": 50, "r": 10, "t": 10, "b": 80}, "xaxis": {"tickangle": -60}}}
+    return {"caption": describe_row(row), "figure": fig}
+
+
 def make_demo(model=None, tokenizer=None):
-    """JupyterLab: a tab comparing "bank" in two sentences, and a layer / head attention picker."""
+    """JupyterLab: a tab comparing "bank" in two sentences, and a layer / head attention picker, each showing
+    the page's line, figure and table (``similarity_state``, ``attention_state``) on every change."""
     import ipywidgets as widgets
+
+    from ._live import figure_output, show
 
     if model is None or tokenizer is None:
         model, tokenizer = load_minilm()
@@ -393,29 +422,24 @@ def make_demo(model=None, tokenizer=None):
     names = list(SENTENCES)
     a = widgets.Dropdown(options=names, value=names[0], description="sentence A")
     b = widgets.Dropdown(options=names, value=names[2], description="sentence B")
-    sim_label, sim_image = widgets.HTML(), widgets.Image(format="png")
+    sim_label, sim_figure, sim_table = widgets.HTML(), figure_output(), widgets.HTML()
 
     def update_similarity(change=None):
-        sims = layer_similarity(vectors[a.value], vectors[b.value])
-        sim_label.value = (f"<code>A: {SENTENCES[a.value]}<br>B: {SENTENCES[b.value]}<br>"
-                           f"cosine after the last layer: {sims[-1]:.3f}</code>")
-        fig, ax = plt.subplots(figsize=(7, 3.4))
-        plot_similarity(vectors, ax, pairs=[(a.value, b.value)])
-        sim_image.value = fig_to_png(fig)
+        shown = similarity_state(vectors, a.value, b.value)
+        sim_label.value, sim_table.value = f"<code>{shown['caption']}</code>", shown["html"]
+        show(sim_figure, shown["figure"])
 
     sentence = widgets.Dropdown(options=names, value=DEFAULT_VIEW["sentence"], description="sentence")
     layer = widgets.IntSlider(value=DEFAULT_VIEW["layer"], min=1, max=model.config.num_hidden_layers,
                               description="layer", continuous_update=False)
-    head = widgets.Dropdown(options=[("mean", None)] + [(str(h), h) for h in range(model.config.num_attention_heads)],
+    head = widgets.Dropdown(options=["mean", *range(model.config.num_attention_heads)],
                             value=DEFAULT_VIEW["head"], description="head")
-    att_label, att_image = widgets.HTML(), widgets.Image(format="png")
+    att_label, att_figure = widgets.HTML(), figure_output()
 
     def update_attention(change=None):
-        row = attention_row(model, tokenizer, SENTENCES[sentence.value], layer.value, head.value)
-        att_label.value = f"<code>{describe_row(row)}</code>"
-        fig, ax = plt.subplots(figsize=(7, 3))
-        plot_attention_row(row, ax)
-        att_image.value = fig_to_png(fig)
+        shown = attention_state(model, tokenizer, sentence.value, layer.value, head.value)
+        att_label.value = f"<code>{shown['caption']}</code>"
+        show(att_figure, shown["figure"])
 
     for w in (a, b):
         w.observe(update_similarity, names="value")
@@ -423,20 +447,15 @@ def make_demo(model=None, tokenizer=None):
         w.observe(update_attention, names="value")
     update_similarity()
     update_attention()
-    tabs = widgets.Tab(children=[widgets.VBox([widgets.HBox([a, b]), sim_label, sim_image]),
-                                 widgets.VBox([widgets.HBox([sentence, layer, head]), att_label, att_image])])
+    tabs = widgets.Tab(children=[widgets.VBox([widgets.HBox([a, b]), sim_label, sim_figure, sim_table]),
+                                 widgets.VBox([widgets.HBox([sentence, layer, head]), att_label, att_figure])])
     tabs.set_title(0, f"{WORD!r} in two contexts")
     tabs.set_title(1, "attention picker")
     return tabs
 
 
-def similarity_caption(a: str, b: str, sims: Sequence[float]) -> str:
-    return f"{a} / {b}: cosine {sims[0]:.3f} at the embeddings, {sims[-1]:.3f} after layer {len(sims) - 1}"
-
-
 def static_demos(model=None, tokenizer=None) -> list:
-    """The page's kernel-free demos (course.static_demo): every state computed here, at build time.
-    Figures are plain plotly dicts (building a plotly Figure object per state costs more than the model)."""
+    """The page's kernel-free demos (course.static_demo): every state computed here, at build time."""
     from ..static_demo import Select, Slider, StaticDemo
 
     if model is None or tokenizer is None:
@@ -446,41 +465,20 @@ def static_demos(model=None, tokenizer=None) -> list:
     L, nh = model.config.num_hidden_layers, model.config.num_attention_heads
     attentions = {name: _run(model, tokenizer, s).attentions for name, s in SENTENCES.items()}
 
-    def similarity_state(a, b):
-        sims = layer_similarity(vectors[a], vectors[b])
-        same = SENSE[a] == SENSE[b]
-        line = {"color": COLORS["bert"] if same else COLORS["gpt"], "dash": "solid" if same else "dash"}
-        fig = {"data": [{"type": "scatter", "x": list(range(L + 1)), "y": [round(v, 4) for v in sims],
-                         "mode": "lines+markers",
-                         "line": line}],
-               "layout": {"xaxis": {"title": {"text": "layer (0 = embeddings)"}},
-                          "yaxis": {"title": {"text": "cosine similarity"}, "range": [0.6, 1.02]},
-                          "height": 320, "margin": {"l": 50, "r": 10, "t": 30, "b": 45},
-                          "title": {"text": f"{WORD!r}: {'same sense' if same else 'different senses'}",
-                                    "font": {"size": 13}}}}
-        table = f"<p><b>A</b>: {SENTENCES[a]}<br><b>B</b>: {SENTENCES[b]}</p>"
-        return {"caption": similarity_caption(a, b, sims), "figure": fig, "html": table}
+    def pair_state(a, b):
+        return similarity_state(vectors, a, b)
 
-    def attention_state(sentence, layer, head):
-        row = attention_row(model, tokenizer, SENTENCES[sentence], layer, None if head == "mean" else head,
-                            attentions=attentions[sentence])
-        T = len(row["tokens"])
-        colors = [COLORS["gpt"] if j == row["query"] else COLORS["bert"] for j in range(T)]
-        labels = [f"{j}:{t}" for j, t in enumerate(row["tokens"])]  # positions keep repeated tokens apart
-        weights = [round(w, 3) for w in row["weights"]]  # 3 decimals: the page ships every state's bars
-        fig = {"data": [{"type": "bar", "x": labels, "y": weights, "marker": {"color": colors}}],
-               "layout": {"yaxis": {"title": {"text": "attention weight"}, "range": [0, 1]}, "height": 320,
-                          "margin": {"l": 50, "r": 10, "t": 10, "b": 80}, "xaxis": {"tickangle": -60}}}
-        return {"caption": describe_row(row), "figure": fig}
+    def picker_state(sentence, layer, head):
+        return attention_state(model, tokenizer, sentence, layer, head, attentions=attentions[sentence])
 
     return [
         StaticDemo(demo_id="bank-similarity",
                    controls=[Select("a", "sentence A", options=names, default=names[0]),
                              Select("b", "sentence B", options=names, default=names[2])],
-                   state=similarity_state),
+                   state=pair_state),
         StaticDemo(demo_id="attention-picker",
                    controls=[Select("sentence", "sentence", options=names, default=DEFAULT_VIEW["sentence"]),
                              Slider("layer", "layer", values=list(range(1, L + 1)), default=DEFAULT_VIEW["layer"]),
                              Select("head", "head", options=["mean", *range(nh)], default=DEFAULT_VIEW["head"])],
-                   state=attention_state),
+                   state=picker_state),
     ]
