@@ -55,11 +55,17 @@ def test_encode_rows_matches_transformers(minilm_tokenizer, minilm_dir):
     assert [r["token"] for r in rows] == ["[CLS]", "a", "b", "c", "[SEP]", "d", "e", "[SEP]"]
 
 
-def test_rows_html(minilm_tokenizer):
+def test_rows_table(minilm_tokenizer):
+    """The one table of a pair's inputs (chapter 5's still table and its demo): escaped, a row per input,
+    padding in the pad tint, segment B in the segment tint."""
+    from course.plots import COLORS, tint
+
     rows = inputs_demo.encode_rows(minilm_tokenizer, "a <b>", "c", 10)
-    page = inputs_demo.rows_html(rows)
-    assert page.count("<tr>") == 5 and "&lt;" in page and "<b>" not in page
-    assert page.count(inputs_demo.PAD_COLOR) == 5 * sum(1 for r in rows if r["mask"] == 0)
+    page = inputs_demo.rows_table(rows).data
+    assert page.count("<tr") == 5 and "&lt;" in page and "<b>" not in page
+    n_pad = sum(1 for r in rows if r["mask"] == 0)
+    n_b = sum(1 for r in rows if r["mask"] == 1 and r["segment"] == 1)
+    assert page.count(tint(COLORS["pad"])) == 4 * n_pad and page.count(tint(COLORS["segment"])) == 4 * n_b
 
 
 def test_make_demo_follows_the_inputs(minilm_tokenizer):

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import html
 
-SEGMENT_COLORS = ("#dbe6f6", "#dcefdc")  # sentence A, sentence B
-PAD_COLOR = "#eeeeee"
 
 
 def encode_rows(tokenizer, text_a: str, text_b: str | None = None, max_length: int | None = None) -> list[dict]:
@@ -21,22 +19,6 @@ def encode_rows(tokenizer, text_a: str, text_b: str | None = None, max_length: i
     tokens = tokenizer.convert_ids_to_tokens(ids)
     return [dict(position=i, token=t, id=int(x), segment=int(s), mask=int(m))
             for i, (t, x, s, m) in enumerate(zip(tokens, ids, enc["token_type_ids"], enc["attention_mask"]))]
-
-
-def rows_html(rows: list[dict]) -> str:
-    """The rows as a table, one column per position, coloured by segment, padding greyed."""
-    def cell(r, key):
-        color = PAD_COLOR if r["mask"] == 0 else SEGMENT_COLORS[r["segment"]]
-        return f'<td style="background:{color};padding:2px 6px;text-align:center">{html.escape(str(r[key]))}</td>'
-
-    lines = ['<div style="overflow-x:auto">',
-             '<table style="border-collapse:collapse;font-family:monospace;font-size:90%">']
-    for key, name in (("position", "position"), ("token", "token"), ("id", "input_ids"),
-                      ("segment", "token_type_ids"), ("mask", "attention_mask")):
-        lines.append(f'<tr><th style="text-align:right;padding-right:8px">{name}</th>'
-                     + "".join(cell(r, key) for r in rows) + "</tr>")
-    lines.append("</table></div>")
-    return "\n".join(lines)
 
 
 def summary(rows: list[dict]) -> str:
