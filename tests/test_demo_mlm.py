@@ -23,7 +23,7 @@ from bertlib import mlm_loss
 from bertlib.training.pretrain import pretrain
 from bertlib.training.pretrain_config import PretrainConfig
 from course.demos import mlm as mlm_demo
-from demo_checks import all_captions, by_id, check_page_parts, number_after
+from demo_checks import live_shows, all_captions, by_id, check_page_parts, number_after
 
 
 @pytest.fixture(autouse=True)
@@ -99,8 +99,13 @@ def test_plots_and_demo():
     import ipywidgets as w
 
     mlm_demo.plot_log_loss(0.3)
-    mlm_demo.plot_compare(mlm_demo.compare_losses(4, 0))
-    assert isinstance(mlm_demo.make_demo(), w.Tab)
+    tabs = mlm_demo.make_demo()
+    assert isinstance(tabs, w.Tab)
+    k, seed = tabs.children[1].children[0].children
+    k.value, seed.value = 5, 2  # the live mask-bug tab shows the page's state for the same controls
+    shown = mlm_demo.mask_bug_state(5, 2)
+    assert live_shows(tabs.children[1].children[2], shown["figure"])
+    assert shown["caption"] in tabs.children[1].children[1].value
 
 
 # --- the masked-word demo: chapter 11's default run as the head -----------------------------------------------

@@ -12,6 +12,7 @@ run's own vocabulary (compacted to Python's documentation, the corpus it was tra
 """
 from __future__ import annotations
 
+import html
 import math
 import re
 import statistics
@@ -319,27 +320,14 @@ def plot_log_loss(p: float | None = None, vocab_size: int = 30522, ax=None):
     return ax
 
 
-def plot_compare(results: dict, ax=None):
-    import matplotlib.pyplot as plt
-
-    ax = ax or plt.gca()
-    names = list(results)
-    values = [results[n]["loss"] for n in names]
-    colors = ["tab:blue"] * 3 + ["tab:red", "tab:gray"]
-    bars = ax.barh(names, values, color=colors)
-    ax.bar_label(bars, fmt="%.4f", fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("loss")
-    return ax
-
-
-# ----------------------------------------------------------------------------- widgets
 def make_demo():
     """Two panels: -ln p for a chosen p, and the right loss vs the bug for a chosen number of selected positions."""
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
     from course.plots import fig_to_png
+
+    from ._live import figure_output, show
 
     p = w.FloatLogSlider(value=0.62, base=10, min=-5, max=0, step=0.05, description="p(right)")
     loss_text = w.HTML()
@@ -356,16 +344,15 @@ def make_demo():
 
     k = w.IntSlider(value=3, min=1, max=16, description="selected")
     seed = w.IntSlider(value=0, min=0, max=20, description="seed")
-    k_image = w.Image(format="png")
+    k_line, k_figure, k_table = w.HTML(), figure_output(), w.HTML()
 
-    def draw_k(_=None):
-        fig, ax = plt.subplots(figsize=(6, 2.6))
-        plot_compare(compare_losses(k.value, seed.value), ax)
-        ax.set_title(f"{k.value} of 16 positions selected")
-        k_image.value = fig_to_png(fig)
+    def draw_k(_=None):  # the page's state (mask_bug_state): its line, figure and table
+        shown = mask_bug_state(k.value, seed.value)
+        k_line.value, k_table.value = f"<code>{html.escape(shown['caption'])}</code>", shown["html"].data
+        show(k_figure, shown["figure"])
 
     for control in (k, seed):
         control.observe(draw_k, names="value")
     draw_k()
-    return w.Tab(children=[w.VBox([p, loss_text, p_image]), w.VBox([w.HBox([k, seed]), k_image])],
+    return w.Tab(children=[w.VBox([p, loss_text, p_image]), w.VBox([w.HBox([k, seed]), k_line, k_figure, k_table])],
                  titles=["-ln p", "the mask bug"])
