@@ -1,5 +1,6 @@
 """Shared test set-up: everything offline, small deterministic fixtures."""
 import os
+import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -9,6 +10,15 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 import pytest
 
 pytest_plugins = ["pytester"]  # tests/test_schedule.py runs the schedule hook in a throw-away project
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Every matplotlib figure a test drew is closed after it (the demos and course.plots draw with pyplot)."""
+    yield
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close("all")
 
 
 @pytest.fixture(scope="session")

@@ -5,15 +5,11 @@ is checked against an independent computation with bertlib. The page test (tests
 same captions in the built book."""
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
 import pytest
 import torch
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from bertlib import (
     BertConfig, BertEmbeddings,

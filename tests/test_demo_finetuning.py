@@ -7,29 +7,15 @@ from __future__ import annotations
 
 import html
 import math
-import os
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import pytest
 import torch
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from bertlib import (
     BertConfig, BertForQuestionAnswering, BertForTokenClassification,
 )
 from course.demos import finetuning as finetuning_demo
 from demo_checks import TINY, all_captions, by_id, check_page_parts, live_shows
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 @pytest.mark.parametrize("num_labels", [2, 5])

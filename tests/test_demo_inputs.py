@@ -5,13 +5,9 @@ is checked against an independent computation with bertlib. The page test (tests
 same captions in the built book."""
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from course.demos import inputs as inputs_demo
 

@@ -5,29 +5,15 @@ is checked against an independent computation with bertlib. The page test (tests
 same captions in the built book."""
 from __future__ import annotations
 
-import os
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import pytest
 import torch
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from bertlib import (
     mask_tokens,
 )
 from course.demos import masking as masking_demo
 from demo_checks import all_captions, check_page_parts, live_shows
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 @pytest.mark.parametrize("seed", [0, 1, 4, 17])

@@ -6,30 +6,16 @@ same captions in the built book."""
 from __future__ import annotations
 
 import math
-import os
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import pytest
 import torch
 import torch.nn.functional as F
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from bertlib import mlm_loss
 from bertlib.training.pretrain import pretrain
 from bertlib.training.pretrain_config import PretrainConfig
 from course.demos import mlm as mlm_demo
 from demo_checks import live_shows, all_captions, by_id, check_page_parts, number_after
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 @pytest.mark.parametrize("p,expected", [(0.62, 0.4780), (0.01, 4.6052), (1.0, 0.0), (1 / 30522, 10.3262)])

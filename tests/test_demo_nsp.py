@@ -6,15 +6,11 @@ same captions in the built book."""
 from __future__ import annotations
 
 import math
-import os
 import random
 
 import pytest
 import torch
 import torch.nn.functional as F
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from bertlib.nsp import create_nsp_examples
 from course.demos import nsp as nsp_demo

@@ -6,20 +6,11 @@ import base64
 import io
 from types import SimpleNamespace
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
 from course import build, plots, sphinx_ext
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def three_heatmaps():
