@@ -21,7 +21,8 @@
     ".bd-article pre", ".bd-article div.highlight", ".bd-article .cell_output .output",
     ".bd-article .cell_output", ".bd-article .pst-scrollable-table-container", ".bd-article div.math",
     ".bd-article .math-wrapper", ".bd-article mjx-container[display='true']", ".bd-article .static-demo .demo-html",
-    ".bd-article .course-figure-zoomed", ".bd-article .cell_output table"
+    ".bd-article .course-figure-zoomed", ".bd-article .cell_output table",
+    ".bd-article .course-scrolls"  // marked before: unmarked when it no longer scrolls (a figure closed again)
   ].join(",");
 
   function article() { return document.querySelector(".bd-article") || document.body; }
@@ -115,7 +116,8 @@
         seen.push(e);
         e.classList.add("course-scrolls");
         if (!e.hasAttribute("tabindex")) { e.setAttribute("tabindex", "0"); e.dataset.courseTabindex = "1"; }
-        if (!e.hasAttribute("role")) { e.setAttribute("role", "region"); e.dataset.courseRole = "1"; }
+        // a <figure> keeps its own role (ARIA allows no region there); its label and focus suffice
+        if (!e.hasAttribute("role") && !e.matches("figure")) { e.setAttribute("role", "region"); e.dataset.courseRole = "1"; }
         if (!e.hasAttribute("aria-label")) {
           e.setAttribute("aria-label", describe(e) + ", scrolls sideways"); e.dataset.courseLabel = "1";
         }
