@@ -106,7 +106,8 @@ class TrustedExecute(Execute):
     source_root = Unicode("", help="The folder of the assignments' source folders (hidden_tests.py)").tag(config=True)
     max_output_chars = Integer(20_000, help="Characters of output kept per cell").tag(config=True)
     notebook_seconds = Integer(Limits.wall_seconds, help="Wall-clock budget of one notebook").tag(config=True)
-    memory_mb = Integer(Limits.memory_bytes // 2**20, help="Address-space limit of a kernel, MiB").tag(config=True)
+    memory_mb = Integer(Limits.memory_bytes // 2**20, help=(
+        "Memory a kernel may allocate, MiB (its address space may hold torch's shared libraries besides)")).tag(config=True)
     cpu_seconds = Integer(Limits.cpu_seconds, help="CPU-time limit of a kernel").tag(config=True)
     max_submission_bytes = Integer(256 * 2**20, help=(
         "Characters of output (the grader's own answers included) one notebook may send in all; past it the "

@@ -30,6 +30,7 @@ import sys
 import sysconfig
 import tempfile
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 GRADER = Path(__file__).resolve().parent  # this package
@@ -49,7 +50,10 @@ class SandboxUnavailable(RuntimeError):
 class Limits:
     """Resource limits of one kernel. A kernel that passes one is stopped; the cells left score zero."""
 
-    memory_bytes: int = 2 * 2**30  # address space: a 3 GiB allocation fails (torch + bertlib use about 0.7)
+    # memory the kernel may allocate (RLIMIT_DATA: the heap and private mappings): a 3 GiB allocation fails
+    # (torch + bertlib take about 0.2 of it). Its address space may also hold the shared libraries torch maps
+    # from files, which are not its own memory: RLIMIT_AS is this plus their size (shared_library_bytes)
+    memory_bytes: int = 2 * 2**30
     cpu_seconds: int = 300  # CPU time of the whole kernel
     processes: int = 256  # threads count too (torch and zmq start several per kernel)
     open_files: int = 256
@@ -85,6 +89,20 @@ def kernel_packages() -> list[Path]:
     """What a student's kernel imports besides Python's own: bertlib and the kernel side of this package,
     its __init__ and kernel/ (never the grader's side: the hidden tests' helpers, the sandbox, the class runner)."""
     return [package_dir("bertlib"), GRADER / "__init__.py", GRADER / "kernel"]
+
+
+@lru_cache(maxsize=1)
+def shared_library_bytes() -> int:
+    """The size of torch's shared libraries (and NVIDIA's, beside a CUDA build of torch), found without importing
+    them: the address space a kernel maps from files when it imports torch, on top of the memory it may allocate.
+    A CPU build has about 0.4 GiB of them; the CUDA build pip installs by default on Linux about 3.6 GiB, which an
+    address-space limit of 2 GiB alone refuses ("libtorch_cpu.so: failed to map segment from shared object")."""
+    total = 0
+    for name in ("torch", "nvidia"):
+        spec = importlib.util.find_spec(name)
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            total += sum(p.stat().st_size for p in Path(location).rglob("*.so*") if p.is_file())
+    return total
 
 
 def _python_paths() -> list[Path]:
@@ -183,7 +201,8 @@ class Sandbox:
             args += [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}",
                      "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
         lim = self.limits
-        args += [shutil.which("prlimit") or "/usr/bin/prlimit", f"--as={lim.memory_bytes}",
+        args += [shutil.which("prlimit") or "/usr/bin/prlimit", f"--data={lim.memory_bytes}",
+                 f"--as={lim.memory_bytes + shared_library_bytes()}",
                  f"--cpu={lim.cpu_seconds}", f"--nproc={lim.processes}", f"--nofile={lim.open_files}",
                  f"--fsize={lim.file_bytes}", "--core=0", "--"]
         return args + list(cmd)

@@ -74,6 +74,12 @@ def test_the_sandbox_limits_memory_disk_and_time(tmp_path):
             print("ALLOCATED")
         except (MemoryError, RuntimeError):
             print("no memory")
+        import mmap
+        try:  # shared anonymous memory, which the data limit does not count: the address-space limit does
+            mmap.mmap(-1, 3 * 2**30).write(b"x" * 2**20)
+            print("SHARED")
+        except (MemoryError, OSError):
+            print("no shared memory")
         try:
             open("/tmp/big", "wb").write(b"x" * 6 * 2**20)
             print("WROTE")
@@ -83,6 +89,7 @@ def test_the_sandbox_limits_memory_disk_and_time(tmp_path):
             pass
     """, tmp_path, limits=limits)
     assert "no memory" in proc.stdout and "ALLOCATED" not in proc.stdout
+    assert "no shared memory" in proc.stdout and "SHARED" not in proc.stdout
     assert "WROTE" not in proc.stdout
     assert proc.returncode != 0  # killed by the CPU limit, not looping for ever
 
