@@ -20,6 +20,18 @@ def live_shows(output, figure) -> bool:
     return got == _figure_json(figure)
 
 
+def live_panel(box) -> tuple:
+    """A live panel's parts (``course.demos._live.panel``): its controls in reading order (the rows' widgets,
+    the demo's own buttons included), its line, figure and table."""
+    import ipywidgets as w
+
+    def flat(x):
+        return [c for child in x.children for c in flat(child)] if isinstance(x, w.Box) else [x]
+
+    controls, line, figure, table = box.children
+    return flat(controls), line, figure, table
+
+
 def by_id(demos) -> dict:
     return {d.demo_id: d for d in demos}
 

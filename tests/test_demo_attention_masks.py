@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from course.demos import attention_masks as attention_masks_demo
-from demo_checks import live_shows
+from course.demos._live import caption_html
+from demo_checks import live_panel, live_shows
 
 
 @pytest.mark.parametrize("scores,mask", [
@@ -113,13 +114,13 @@ def test_static_pad_scores_and_padding(minilm_dir, minilm_tokenizer):
     assert with_mask["final"] < 1e-4 < 0.1 < without["final"]
     # the live demo shows, for the same control values, the page's very figures and lines
     live = ch.make_demo(model, minilm_tokenizer)
-    (pad1, pad2), toy_label, toy_figure = live.children[0].children[0].children, *live.children[0].children[1:]
+    (pad1, pad2), toy_label, toy_figure, _ = live_panel(live.children[0])
     for p1, p2 in ((4.0, 5.0), (8.0, 9.0), (-4.0, 1.0)):
         pad1.value, pad2.value = p1, p2
         page = scores.state_at([ch.PAD_SCORES_1.index(p1), ch.PAD_SCORES_2.index(p2)])
-        assert live_shows(toy_figure, page["figure"]) and toy_label.value == f"<code>{page['caption']}</code>"
-    (sentence, n_pad), real_label, real_figure = live.children[1].children[0].children, *live.children[1].children[1:]
+        assert live_shows(toy_figure, page["figure"]) and toy_label.value == caption_html(page["caption"])
+    (sentence, n_pad), real_label, real_figure, _ = live_panel(live.children[1])
     for s, n in ((ch.SENTENCES[0], 8), (ch.SENTENCES[2], 1)):
         sentence.value, n_pad.value = s, n
         page = padding.state_at([ch.SENTENCES.index(s), ch.N_PADS.index(n)])
-        assert live_shows(real_figure, page["figure"]) and real_label.value == f"<code>{page['caption']}</code>"
+        assert live_shows(real_figure, page["figure"]) and real_label.value == caption_html(page["caption"])

@@ -15,7 +15,8 @@ from bertlib import (
     BertConfig, BertEmbeddings,
 )
 from course.demos import embeddings as embeddings_demo
-from demo_checks import live_shows
+from course.demos._live import caption_html
+from demo_checks import live_panel, live_shows
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +83,7 @@ def test_token_labels(pair_inputs):
 def test_make_demo_follows_the_dropdown(minilm_model, pair_inputs):
     ids, seg, tokens = pair_inputs
     w = embeddings_demo.make_demo(minilm_model.embeddings, tokens, ids, seg, index=4)
-    pick, label, figure = w.children
+    (pick,), label, figure, _ = live_panel(w)
     first = embeddings_demo.parts_plotly(embeddings_demo.embedding_parts(minilm_model.embeddings, ids, seg, 4))
     assert label.value.startswith("<code>4: cute (A), dimension 0: ") and live_shows(figure, first)
     pick.value = 7
@@ -112,8 +113,8 @@ def test_static_embeddings(minilm_dir, minilm_tokenizer):
         assert abs(t + p + s - tot) <= 0.0015 and abs(tot - float(total[0])) < 6e-4
     # the live demo on the same embeddings shows the page's figure and caption for each token
     live = ch.make_demo(emb, tokens, enc["input_ids"], enc["token_type_ids"], index=0)
-    pick, label, figure = live.children
+    (pick,), label, figure, _ = live_panel(live)
     for i in (0, tokens.index("cute"), len(tokens) - 1):
         pick.value = i
         state = d.state_at([i])
-        assert live_shows(figure, state["figure"]) and label.value == f"<code>{state['caption']}</code>"
+        assert live_shows(figure, state["figure"]) and label.value == caption_html(state["caption"])

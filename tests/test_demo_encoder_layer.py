@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from course.demos import encoder_layer as demo
-from demo_checks import live_shows
+from demo_checks import live_panel, live_shows
 
 
 @pytest.fixture(scope="module")
@@ -109,21 +109,20 @@ def test_figures_draw(minilm):
 def test_make_demo_follows_its_controls(minilm):
     model, tok = minilm
     tabs = demo.make_demo(model, tok)
-    sim_box, att_box = tabs.children
-    a, b = sim_box.children[0].children
-    before = sim_box.children[1].value
+    (a, b), sim_line, sim_figure, sim_table = live_panel(tabs.children[0])
+    before = sim_line.value
     b.value = "river 2"
-    assert sim_box.children[1].value != before
+    assert sim_line.value != before
     expected = demo.layer_similarity(*(demo.word_vectors(model, tok, demo.SENTENCES[n]) for n in (a.value, b.value)))
-    assert f"{expected[-1]:.3f}" in sim_box.children[1].value
-    sentence, layer, head = att_box.children[0].children
+    assert f"{expected[-1]:.3f}" in sim_line.value
+    (sentence, layer, head), att_line, att_figure, _ = live_panel(tabs.children[1])
     layer.value, head.value = 4, 2
     row = demo.attention_row(model, tok, demo.SENTENCES[sentence.value], 4, 2)
-    assert demo.describe_row(row) in att_box.children[1].value
-    # the live figures are the page's, for the same control values
-    assert live_shows(att_box.children[2], demo.attention_state(model, tok, sentence.value, 4, 2)["figure"])
-    vectors = demo.all_word_vectors(model, tok)
-    assert live_shows(sim_box.children[2], demo.similarity_state(vectors, a.value, b.value)["figure"])
+    assert demo.describe_row(row) in att_line.value
+    # the live figures and table are the page's, for the same control values
+    assert live_shows(att_figure, demo.attention_state(model, tok, sentence.value, 4, 2)["figure"])
+    similarity = demo.similarity_state(demo.all_word_vectors(model, tok), a.value, b.value)
+    assert live_shows(sim_figure, similarity["figure"]) and sim_table.value == similarity["html"]
 
 
 def test_static_demos_states_match_the_callbacks(minilm):

@@ -5,7 +5,6 @@ is checked against an independent computation with bertlib. The page test (tests
 same captions in the built book."""
 from __future__ import annotations
 
-import html
 import math
 
 import pytest
@@ -15,7 +14,8 @@ from bertlib import (
     BertConfig, BertForQuestionAnswering, BertForTokenClassification,
 )
 from course.demos import finetuning as finetuning_demo
-from demo_checks import TINY, all_captions, by_id, check_page_parts, live_shows
+from course.demos._live import caption_html
+from demo_checks import TINY, all_captions, by_id, check_page_parts, live_panel, live_shows
 
 
 @pytest.mark.parametrize("num_labels", [2, 5])
@@ -233,19 +233,19 @@ def test_live_demo_shows_the_page_states(finetuning_demos, heads, minilm_tokeniz
     with torch.no_grad():
         hidden = heads["question answering"].bert(**qa["encoding"]).last_hidden_state[0]  # (T, H)
     span_tab, schedule_tab = finetuning_demo.make_demo(minilm_tokenizer, hidden).children
-    (seed, max_len), span_text, span_figure = span_tab.children[0].children, *span_tab.children[1:]
+    (seed, max_len), span_text, span_figure, _ = live_panel(span_tab)
     for s in (0, 7, 19):
         seed.value = s
         page = finetuning_demos["finetuning-span"].state_at([finetuning_demo.SPAN_SEEDS.index(s)])
-        assert live_shows(span_figure, page["figure"]) and span_text.value == f"<code>{html.escape(page['caption'])}</code>"
+        assert live_shows(span_figure, page["figure"]) and span_text.value == caption_html(page["caption"])
     max_len.value = 2
     assert not live_shows(span_figure, page["figure"])
-    n, batch, lr, epochs, sched_text, sched_figure = schedule_tab.children
+    (n, batch, lr, epochs), sched_text, sched_figure, _ = live_panel(schedule_tab)
     grid = finetuning_demo.PAPER_GRID
     for b, r, e in ((16, 5e-5, 2), (32, 2e-5, 3)):
         batch.value, lr.value, epochs.value = b, r, e
         page = finetuning_demos["finetuning-schedule"].state_at(
             [grid["batch_size"].index(b), grid["learning_rate"].index(r), grid["epochs"].index(e)])
-        assert live_shows(sched_figure, page["figure"]) and sched_text.value == f"<code>{page['caption']}</code>"
+        assert live_shows(sched_figure, page["figure"]) and sched_text.value == caption_html(page["caption"])
     n.value = 1000
     assert "on 1,000 examples: 96 steps" in sched_text.value and not live_shows(sched_figure, page["figure"])

@@ -10,6 +10,8 @@ import re
 import pytest
 
 from course.demos import inputs as inputs_demo
+from course.demos._live import caption_html
+from demo_checks import live_panel
 
 
 def test_encode_rows_single(minilm_tokenizer):
@@ -66,15 +68,16 @@ def test_rows_table(minilm_tokenizer):
 
 def test_make_demo_follows_the_inputs(minilm_tokenizer):
     w = inputs_demo.make_demo(minilm_tokenizer, "my dog is cute", "he likes playing", 0)
-    box_a, box_b, length, out = w.children
-    assert "10 positions" in out.value
+    (box_a, box_b, length), line, figure, table = live_panel(w)
+    assert "10 positions" in line.value and table.value.count("<tr") == 5
     box_b.value = ""
-    assert "6 positions: 6 in segment A, 0 in segment B" in out.value
+    assert "6 positions: 6 in segment A, 0 in segment B" in line.value
     length.value = 12
-    assert "12 positions" in out.value and "6 padding" in out.value
+    assert "12 positions" in line.value and "6 padding" in line.value
     box_b.value = "he likes playing"
     length.value = 2  # shorter than [CLS] A [SEP] B [SEP] can be: an error message, not an exception
-    assert "positions" not in out.value and out.value.startswith("<p><code>")
+    assert line.value.startswith("<code>max_length is too small") and "positions" not in line.value
+    assert table.value == "" and table.layout.display == "none" and figure.outputs == ()
 
 
 def test_static_inputs(minilm_tokenizer):
@@ -94,8 +97,8 @@ def test_static_inputs(minilm_tokenizer):
     assert d.caption(pair=1, max_length=0).endswith("0 padding; 0 tokens truncated")
     # the live demo shows, for the same texts and length, the page's very line and table
     live = ch.make_demo(minilm_tokenizer, *ch.PAIRS[3], max_length=16)
-    box_a, box_b, length, out = live.children
+    (box_a, box_b, length), line, _, table = live_panel(live)
     for pair, max_length in ((3, 16), (3, 0), (1, 12), (2, 8)):
         box_a.value, box_b.value, length.value = *ch.PAIRS[pair], max_length
         page = d.state_at([pair, ch.MAX_LENGTHS.index(max_length)])
-        assert out.value == f"<p><code>{page['caption']}</code></p>" + page["html"].data
+        assert line.value == caption_html(page["caption"]) and table.value == page["html"].data

@@ -13,7 +13,8 @@ from bertlib import (
     mask_tokens,
 )
 from course.demos import masking as masking_demo
-from demo_checks import all_captions, check_page_parts, live_shows
+from course.demos._live import caption_html
+from demo_checks import all_captions, check_page_parts, live_panel, live_shows
 
 
 @pytest.mark.parametrize("seed", [0, 1, 4, 17])
@@ -124,15 +125,15 @@ def test_live_demo_shows_the_page_state(seeds_demo, minilm_tokenizer):
     """For the page's sentence and rates, the live demo shows the page's very table, line and figure for the
     same seed; other rates change the figure's expected lines and the table."""
     live = masking_demo.make_demo(minilm_tokenizer, n_draws=200)
-    _, seed_p, m_r, label, table, figure = live.children
-    seed, m = seed_p.children[0], m_r.children[0]
+    (_, seed, _, m, r), label, figure, table = live_panel(live)
     for s in (0, 7, 49):
         seed.value = s
         page = seeds_demo.state_at([masking_demo.DEMO_SEEDS.index(s)])
         assert live_shows(figure, page["figure"]) and table.value == page["html"]
-        assert label.value.startswith(f"<code>{page['caption']}</code><br><code>200 draws: ")
+        assert label.value.startswith(caption_html(page["caption"]) + "<br><code>200 draws: ")
     m.value = 0.5
     assert not live_shows(figure, page["figure"]) and label.value.count("expected") == 2
+    assert r.max == 0.5  # the three shares of the selected positions sum to 1
     expected_mask_line = figure.outputs[0]["data"]["application/vnd.plotly.v1+json"]["data"][1]["y"]
     assert expected_mask_line[0] == pytest.approx(0.5, abs=1e-4)  # the dotted [MASK] line follows the rate
     seed.value = 120  # past the page's seeds: the axis grows to hold them

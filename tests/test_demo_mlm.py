@@ -15,7 +15,7 @@ from bertlib import mlm_loss
 from bertlib.training.pretrain import pretrain
 from bertlib.training.pretrain_config import PretrainConfig
 from course.demos import mlm as mlm_demo
-from demo_checks import live_shows, all_captions, by_id, check_page_parts, number_after
+from demo_checks import live_panel, live_shows, all_captions, by_id, check_page_parts, number_after
 
 
 @pytest.mark.parametrize("p,expected", [(0.62, 0.4780), (0.01, 4.6052), (1.0, 0.0), (1 / 30522, 10.3262)])
@@ -87,11 +87,11 @@ def test_plots_and_demo():
     mlm_demo.plot_log_loss(0.3)
     tabs = mlm_demo.make_demo()
     assert isinstance(tabs, w.Tab)
-    k, seed = tabs.children[1].children[0].children
+    (k, seed), line, figure, table = live_panel(tabs.children[1])
     k.value, seed.value = 5, 2  # the live mask-bug tab shows the page's state for the same controls
     shown = mlm_demo.mask_bug_state(5, 2)
-    assert live_shows(tabs.children[1].children[2], shown["figure"])
-    assert shown["caption"] in tabs.children[1].children[1].value
+    assert live_shows(figure, shown["figure"]) and table.value == shown["html"].data
+    assert shown["caption"] in line.value
 
 
 # --- the masked-word demo: chapter 11's default run as the head -----------------------------------------------

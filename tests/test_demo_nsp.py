@@ -14,7 +14,8 @@ import torch.nn.functional as F
 
 from bertlib.nsp import create_nsp_examples
 from course.demos import nsp as nsp_demo
-from demo_checks import all_captions, by_id, check_page_parts, live_shows, number_after
+from course.demos._live import caption_html
+from demo_checks import all_captions, by_id, check_page_parts, live_panel, live_shows, number_after
 
 
 @pytest.mark.parametrize("seed", [0, 3, 11])
@@ -146,17 +147,16 @@ def test_live_demo_shows_the_page_states(nsp_demos, minilm_tokenizer):
     and table for the same seed; its loss tab the page's figure and line for the same logits and label."""
     live = nsp_demo.make_demo(minilm_tokenizer)
     pairs_tab, loss_tab = live.children
-    controls, pairs_label, pairs_figure, table = pairs_tab.children
-    seed, length, short = controls.children
+    (seed, length, short), pairs_label, pairs_figure, table = live_panel(pairs_tab)
     for s in (0, 13, 29):
         seed.value = s
         page = nsp_demos["nsp-pairs"].state_at([nsp_demo.DEMO_SEEDS.index(s)])
         assert live_shows(pairs_figure, page["figure"]) and table.value == page["html"]
-        assert pairs_label.value == f"<code>{page['caption']}</code>"
+        assert pairs_label.value == caption_html(page["caption"])
     short.value = 0.5  # other rates: other pairs, another figure
     assert not live_shows(pairs_figure, page["figure"])
-    (z0, z1), label, loss_label, loss_figure = loss_tab.children[0].children, *loss_tab.children[1:]
+    (z0, z1, label), loss_label, loss_figure, _ = live_panel(loss_tab)
     for a, b, lab in ((1, -1, 0), (-4, 4, 1), (0, 0, 0)):
         z0.value, z1.value, label.value = a, b, lab
         page = nsp_demos["nsp-loss"].state_at([nsp_demo.DEMO_LOGITS.index(a), nsp_demo.DEMO_LOGITS.index(b), lab])
-        assert live_shows(loss_figure, page["figure"]) and loss_label.value == f"<code>{page['caption']}</code>"
+        assert live_shows(loss_figure, page["figure"]) and loss_label.value == caption_html(page["caption"])

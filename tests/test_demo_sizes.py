@@ -13,7 +13,7 @@ from bertlib import (
     BertConfig, count_parameters,
 )
 from course.demos import sizes as sizes_demo
-from demo_checks import live_shows
+from demo_checks import live_panel, live_shows
 
 
 @pytest.mark.parametrize("preset", list(sizes_demo.PRESETS))
@@ -59,7 +59,7 @@ def test_breakdown_figure(preset):
 
 def test_make_demo_sliders_and_presets():
     w = sizes_demo.make_demo("BERT-Base")
-    presets, hidden, layers, vocab, label, figure = w.children
+    (presets, hidden, layers, vocab), label, figure, _ = live_panel(w)
     assert "109,482,240" in label.value
     layers.value = 6
     assert "L=6, H=768" in label.value
@@ -87,9 +87,8 @@ def test_static_sizes():
     bars = d.state_at([3, 3, 4, 1])["figure"].data[0].y
     assert abs(sum(bars) * 1e6 - count_parameters(BertConfig.base())["total"]) < 1
     # the live demo at BERT-Base (its heads H/64 = 12) shows the very figure the page stores for L=12, H=768, A=12
-    live = ch.make_demo("BERT-Base")
-    figure = live.children[-1]
+    (_, _, layers, _), _, figure, _ = live_panel(ch.make_demo("BERT-Base"))
     assert live_shows(figure, d.state_at([3, 3, 4, 1])["figure"])
-    live.children[2].value = 6  # L
+    layers.value = 6
     assert live_shows(figure, d.state_at([2, 3, 4, 1])["figure"])
     assert not live_shows(figure, d.state_at([3, 3, 4, 1])["figure"])

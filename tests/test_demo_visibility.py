@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from course.demos import visibility as visibility_demo
-from demo_checks import live_shows
+from demo_checks import live_panel, live_shows
 
 
 @pytest.mark.parametrize("T", [1, 2, 5, 9])
@@ -72,7 +72,7 @@ def test_position_figure_wants_both_weights_or_none():
 
 def test_make_demo_follows_the_slider():
     w = visibility_demo.make_demo(TOKENS, position=1)
-    slider, label, figure = w.children
+    (slider,), label, figure, _ = live_panel(w)
     assert "query 1" in label.value and live_shows(figure, visibility_demo.position_plotly(TOKENS, 1))
     slider.value = 4
     assert "query 4" in label.value and "GPT sees 5" in label.value
@@ -102,7 +102,7 @@ def test_static_positions(minilm_dir, minilm_tokenizer):
         assert sum(v > 0 for v in hidden) == len(tokens) - q - 1  # the keys GPT may not read, drawn grey
     # the live demo, given the same weights, shows the very figure the page stores for each position
     live = ch.make_demo(tokens, attn_bi, attn_gpt, position=3)
-    slider, _, figure = live.children
+    (slider,), _, figure, _ = live_panel(live)
     for q in (3, 10):
         slider.value = q
         assert live_shows(figure, d.state_at([q])["figure"])

@@ -175,3 +175,31 @@ def test_a_live_demo_shows_the_page_json_in_a_theme_of_its_own():
     assert _live.shown(out) != (p["pool"][state["data"]], p["pool"][state["layout"]])
     _live.show(out, None)
     assert out.outputs == () and _live.shown(out) is None
+
+
+def test_a_live_panel_shows_the_state_of_its_controls():
+    """course.demos._live.panel: the line, figure and table a state function gives for its controls' values,
+    redrawn on each change; a ValueError (input the state cannot take) becomes the line; rows show every control."""
+    import ipywidgets as w
+
+    from course.demos import _live
+
+    def state(n, mode):
+        if n == 3:
+            raise ValueError("n < 3 & no more")
+        return _state(n, mode)
+
+    n, mode = w.IntSlider(value=1, min=0, max=3), w.Dropdown(options=["single", "double"])
+    controls, line, figure, table = _live.panel({"n": n, "mode": mode}, state).children
+    assert list(controls.children) == [n, mode] and line.value == "<code>n 1, mode single, colour red</code>"
+    n.value, mode.value = 2, "double"
+    d, p = _demo(), _demo().payload()
+    page = p["states"][d.index_of([2, 1, 0])]
+    assert _live.shown(figure) == (p["pool"][page["data"]], p["pool"][page["layout"]])
+    assert line.value == "<code>n 2, mode double, colour red</code>" and table.value == p["pool"][page["html"]]
+    n.value = 3
+    assert line.value == "<code>n &lt; 3 &amp; no more</code>" and _live.shown(figure) is None
+    assert table.value == "" and table.layout.display == "none"
+    assert _live.caption_html("a < b\nc") == "<code>a &lt; b</code><br><code>c</code>"
+    with pytest.raises(ValueError, match="missing: mode"):
+        _live.panel({"n": n, "mode": mode}, state, rows=[n])

@@ -130,37 +130,18 @@ def make_demo(model=None, tokenizer=None):
     page's line and figure (``share_state``, ``effect_state``) for any value of its controls."""
     import ipywidgets as w
 
-    from ._live import figure_output, show
+    from ._live import panel
 
     pad1 = w.FloatSlider(value=SCORES[4], min=-5, max=10, step=0.5, description="[PAD] #1 score")
     pad2 = w.FloatSlider(value=SCORES[5], min=-5, max=10, step=0.5, description="[PAD] #2 score")
-    toy_label, toy_figure = w.HTML(), figure_output()
-
-    def draw_toy(_=None):
-        shown = share_state(pad1.value, pad2.value)
-        toy_label.value = f"<code>{shown['caption']}</code>"
-        show(toy_figure, shown["figure"])
-
-    for control in (pad1, pad2):
-        control.observe(draw_toy, names="value")
-    draw_toy()
-    toy = w.VBox([w.HBox([pad1, pad2]), toy_label, toy_figure])
+    toy = panel({"pad_score_1": pad1, "pad_score_2": pad2}, share_state)
     if model is None:
         return toy
 
     sentence = w.Dropdown(options=SENTENCES, description="sentence")
     n_pad = w.IntSlider(value=8, min=1, max=64, description="extra [PAD]")
-    real_label, real_figure = w.HTML(), figure_output()
-
-    def draw_real(_=None):
-        shown = effect_state(model, tokenizer, sentence.value, n_pad.value)
-        real_label.value = f"<code>{shown['caption']}</code>"
-        show(real_figure, shown["figure"])
-
-    for control in (sentence, n_pad):
-        control.observe(draw_real, names="value")
-    draw_real()
-    real = w.VBox([w.HBox([sentence, n_pad]), real_label, real_figure])
+    real = panel({"sentence": sentence, "n_pad": n_pad},
+                 lambda sentence, n_pad: effect_state(model, tokenizer, sentence, n_pad))
     return w.Tab(children=[toy, real], titles=["worked example", "real checkpoint"])
 
 

@@ -48,21 +48,16 @@ def make_demo(embeddings, tokens: Sequence[str], input_ids: torch.Tensor, token_
     one line follow it."""
     import ipywidgets as widgets
 
-    from ._live import figure_output, show
+    from ._live import panel
 
     labels = token_labels(tokens, token_type_ids)
     pick = widgets.Dropdown(options=[(lab, i) for i, lab in enumerate(labels)], value=index, description="token")
-    figure, label = figure_output(), widgets.HTML()
 
-    def update(change=None):
-        i = pick.value
-        parts = embedding_parts(embeddings, input_ids, token_type_ids, i)
-        show(figure, parts_plotly(parts, dims))
-        label.value = f"<code>{caption(parts, labels[i])}</code>"
+    def state(index):
+        parts = embedding_parts(embeddings, input_ids, token_type_ids, index)
+        return {"caption": caption(parts, labels[index]), "figure": parts_plotly(parts, dims)}
 
-    pick.observe(update, names="value")
-    update()
-    return widgets.VBox([pick, label, figure])
+    return panel({"index": pick}, state)
 
 
 # --- the static page's demo (course.static_demo) ----------------------------------------------------------------

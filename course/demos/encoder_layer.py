@@ -414,7 +414,7 @@ def make_demo(model=None, tokenizer=None):
     the page's line, figure and table (``similarity_state``, ``attention_state``) on every change."""
     import ipywidgets as widgets
 
-    from ._live import figure_output, show
+    from ._live import panel
 
     if model is None or tokenizer is None:
         model, tokenizer = load_minilm()
@@ -422,33 +422,15 @@ def make_demo(model=None, tokenizer=None):
     names = list(SENTENCES)
     a = widgets.Dropdown(options=names, value=names[0], description="sentence A")
     b = widgets.Dropdown(options=names, value=names[2], description="sentence B")
-    sim_label, sim_figure, sim_table = widgets.HTML(), figure_output(), widgets.HTML()
-
-    def update_similarity(change=None):
-        shown = similarity_state(vectors, a.value, b.value)
-        sim_label.value, sim_table.value = f"<code>{shown['caption']}</code>", shown["html"]
-        show(sim_figure, shown["figure"])
-
     sentence = widgets.Dropdown(options=names, value=DEFAULT_VIEW["sentence"], description="sentence")
     layer = widgets.IntSlider(value=DEFAULT_VIEW["layer"], min=1, max=model.config.num_hidden_layers,
                               description="layer", continuous_update=False)
     head = widgets.Dropdown(options=["mean", *range(model.config.num_attention_heads)],
                             value=DEFAULT_VIEW["head"], description="head")
-    att_label, att_figure = widgets.HTML(), figure_output()
-
-    def update_attention(change=None):
-        shown = attention_state(model, tokenizer, sentence.value, layer.value, head.value)
-        att_label.value = f"<code>{shown['caption']}</code>"
-        show(att_figure, shown["figure"])
-
-    for w in (a, b):
-        w.observe(update_similarity, names="value")
-    for w in (sentence, layer, head):
-        w.observe(update_attention, names="value")
-    update_similarity()
-    update_attention()
-    tabs = widgets.Tab(children=[widgets.VBox([widgets.HBox([a, b]), sim_label, sim_figure, sim_table]),
-                                 widgets.VBox([widgets.HBox([sentence, layer, head]), att_label, att_figure])])
+    tabs = widgets.Tab(children=[
+        panel({"a": a, "b": b}, lambda a, b: similarity_state(vectors, a, b)),
+        panel({"sentence": sentence, "layer": layer, "head": head},
+              lambda sentence, layer, head: attention_state(model, tokenizer, sentence, layer, head))])
     tabs.set_title(0, f"{WORD!r} in two contexts")
     tabs.set_title(1, "attention picker")
     return tabs

@@ -6,8 +6,6 @@ time) and ``make_demo()`` (the same in JupyterLab). Models and ``decode_span`` c
 """
 from __future__ import annotations
 
-import html
-
 import torch
 
 from bertlib import (
@@ -342,36 +340,18 @@ def make_demo(tokenizer, hidden: torch.Tensor):
     ``schedule_state``)."""
     import ipywidgets as w
 
-    from ._live import figure_output, show
+    from ._live import panel
 
     qa = qa_inputs(tokenizer)
     seed = w.IntSlider(value=0, min=0, max=50, description="head seed")
     max_len = w.IntSlider(value=30, min=1, max=30, description="max length")
-    span_text, span_figure = w.HTML(), figure_output()
-
-    def update_span(_=None):
-        shown = span_state(hidden, qa, seed.value, max_len.value)
-        span_text.value = f"<code>{html.escape(shown['caption'])}</code>"
-        show(span_figure, shown["figure"])
-
-    for control in (seed, max_len):
-        control.observe(update_span, names="value")
-    update_span()
+    span = panel({"seed": seed, "max_answer_length": max_len}, lambda **values: span_state(hidden, qa, **values))
 
     n = w.IntText(value=10_000, description="examples")
     batch = w.ToggleButtons(options=list(PAPER_GRID["batch_size"]), description="batch")
     lr = w.ToggleButtons(options=[(f"{v:g}", v) for v in PAPER_GRID["learning_rate"]], description="lr")
     epochs = w.ToggleButtons(options=list(PAPER_GRID["epochs"]), description="epochs")
-    sched_text, sched_figure = w.HTML(), figure_output()
-
-    def update_schedule(_=None):
-        shown = schedule_state(batch.value, lr.value, epochs.value, max(1, n.value))
-        sched_text.value = f"<code>{shown['caption']}</code>"
-        show(sched_figure, shown["figure"])
-
-    for control in (n, batch, lr, epochs):
-        control.observe(update_schedule, names="value")
-    update_schedule()
-    return w.Tab(children=[w.VBox([w.HBox([seed, max_len]), span_text, span_figure]),
-                           w.VBox([n, batch, lr, epochs, sched_text, sched_figure])],
-                 titles=["span decoding", "learning-rate schedule"])
+    schedule = panel({"n_examples": n, "batch_size": batch, "learning_rate": lr, "epochs": epochs},
+                     lambda n_examples, **values: schedule_state(**values, n_examples=max(1, n_examples)),
+                     rows=[n, batch, lr, epochs])
+    return w.Tab(children=[span, schedule], titles=["span decoding", "learning-rate schedule"])

@@ -5,9 +5,6 @@ Works with bertlib's ``BertTokenizer`` and with transformers' tokenizers alike (
 """
 from __future__ import annotations
 
-import html
-
-
 
 def encode_rows(tokenizer, text_a: str, text_b: str | None = None, max_length: int | None = None) -> list[dict]:
     """One dict per position: position, token, id, segment, mask. With ``max_length`` the input is
@@ -33,24 +30,15 @@ def make_demo(tokenizer, text_a: str = "my dog is cute", text_b: str = "he likes
     (``state``) follow them."""
     import ipywidgets as widgets
 
+    from ._live import panel
+
     box_a = widgets.Text(value=text_a, description="sentence A", continuous_update=False)
     box_b = widgets.Text(value=text_b, description="sentence B", continuous_update=False)
     length = widgets.IntSlider(value=max_length, min=0, max=32, description="max_length",
                                continuous_update=False)
-    out = widgets.HTML()
-
-    def update(change=None):
-        try:
-            shown = state(tokenizer, box_a.value, box_b.value, length.value)
-        except ValueError as err:  # e.g. max_length shorter than the special tokens themselves
-            out.value = f"<p><code>{html.escape(str(err))}</code></p>"
-            return
-        out.value = f"<p><code>{html.escape(shown['caption'])}</code></p>" + shown["html"].data
-
-    for w in (box_a, box_b, length):
-        w.observe(update, names="value")
-    update()
-    return widgets.VBox([box_a, box_b, length, out])
+    # a max_length shorter than the special tokens themselves: state's ValueError is the line (panel)
+    return panel({"text_a": box_a, "text_b": box_b, "max_length": length},
+                 lambda **values: state(tokenizer, **values), rows=[box_a, box_b, length])
 
 
 # --- the static page's demo (course.static_demo) ----------------------------------------------------------------

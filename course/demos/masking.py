@@ -265,28 +265,23 @@ def make_demo(tokenizer, n_draws: int = 2000):
     any sentence, seed and rates, and the shares over ``n_draws`` draws."""
     import ipywidgets as w
 
-    from ._live import figure_output, show
+    from ._live import panel
 
     text = w.Dropdown(options=SENTENCES, description="sentence", layout=w.Layout(width="95%"))
     seed = w.IntSlider(value=0, min=0, max=200, description="seed")
     p = w.FloatSlider(value=0.15, min=0.0, max=1.0, step=0.05, description="select p")
     m = w.FloatSlider(value=0.8, min=0.0, max=1.0, step=0.05, description="[MASK] share")
-    r = w.FloatSlider(value=0.1, min=0.0, max=1.0, step=0.05, description="random share")
-    label, table, figure = w.HTML(), w.HTML(), figure_output()
+    r = w.FloatSlider(value=0.1, min=0.0, max=round(1.0 - m.value, 2), step=0.05, description="random share")
+    # the three shares of the selected positions sum to 1 (observed before the panel's redraw, so it runs first)
+    m.observe(lambda change: setattr(r, "max", round(1.0 - change["new"], 2)), names="value")
 
-    def update(_=None):
-        r.max = round(1.0 - m.value, 2)  # the three shares of the selected positions sum to 1
-        rates = (p.value, m.value, min(r.value, r.max))
-        runs = running_outcomes(tokenizer, text.value, range(seed.value + 1), *rates)
-        shown = seed_state(runs, seed.value, tokenizer.vocab_size, *rates[1:])
-        ids = tokenizer(text.value, return_tensors="pt")["input_ids"][0]
-        stats = draw_statistics(ids, n_draws, seed.value, *rates, mask_token_id=tokenizer.mask_token_id,
+    def state(text, seed, p, m, r):  # the page's state, with the shares over n_draws draws as a second line
+        rates = (p, m, min(r, round(1.0 - m, 2)))
+        shown = seed_state(running_outcomes(tokenizer, text, range(seed + 1), *rates), seed, tokenizer.vocab_size,
+                           *rates[1:])
+        ids = tokenizer(text, return_tensors="pt")["input_ids"][0]
+        stats = draw_statistics(ids, n_draws, seed, *rates, mask_token_id=tokenizer.mask_token_id,
                                 vocab_size=tokenizer.vocab_size, special_ids=tokenizer.all_special_ids)
-        label.value = f"<code>{shown['caption']}</code><br><code>{statistics_line(stats, n_draws)}</code>"
-        table.value = shown["html"]
-        show(figure, shown["figure"])
+        return {**shown, "caption": f"{shown['caption']}\n{statistics_line(stats, n_draws)}"}
 
-    for control in (text, seed, p, m, r):
-        control.observe(update, names="value")
-    update()
-    return w.VBox([text, w.HBox([seed, p]), w.HBox([m, r]), label, table, figure])
+    return panel({"text": text, "seed": seed, "p": p, "m": m, "r": r}, state, rows=[text, (seed, p), (m, r)])

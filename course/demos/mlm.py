@@ -12,7 +12,6 @@ run's own vocabulary (compacted to Python's documentation, the corpus it was tra
 """
 from __future__ import annotations
 
-import html
 import math
 import re
 import statistics
@@ -327,7 +326,7 @@ def make_demo():
 
     from course.plots import fig_to_png
 
-    from ._live import figure_output, show
+    from ._live import panel
 
     p = w.FloatLogSlider(value=0.62, base=10, min=-5, max=0, step=0.05, description="p(right)")
     loss_text = w.HTML()
@@ -344,15 +343,5 @@ def make_demo():
 
     k = w.IntSlider(value=3, min=1, max=16, description="selected")
     seed = w.IntSlider(value=0, min=0, max=20, description="seed")
-    k_line, k_figure, k_table = w.HTML(), figure_output(), w.HTML()
-
-    def draw_k(_=None):  # the page's state (mask_bug_state): its line, figure and table
-        shown = mask_bug_state(k.value, seed.value)
-        k_line.value, k_table.value = f"<code>{html.escape(shown['caption'])}</code>", shown["html"].data
-        show(k_figure, shown["figure"])
-
-    for control in (k, seed):
-        control.observe(draw_k, names="value")
-    draw_k()
-    return w.Tab(children=[w.VBox([p, loss_text, p_image]), w.VBox([w.HBox([k, seed]), k_line, k_figure, k_table])],
-                 titles=["-ln p", "the mask bug"])
+    mask_bug = panel({"n_selected": k, "seed": seed}, mask_bug_state)  # the page's state, with a seed of its own
+    return w.Tab(children=[w.VBox([p, loss_text, p_image]), mask_bug], titles=["-ln p", "the mask bug"])

@@ -234,36 +234,19 @@ def make_demo(tokenizer):
     read the loss. Each tab shows the page's line, figure and table (``pairs_state``, ``loss_state``)."""
     import ipywidgets as w
 
-    from ._live import figure_output, show
+    from ._live import panel
 
     seed = w.IntSlider(value=0, min=0, max=100, description="seed")
     length = w.IntSlider(value=48, min=8, max=128, step=4, description="max length")
     short = w.FloatSlider(value=0.1, min=0.0, max=1.0, step=0.1, description="short_seq_prob")
-    pairs_label, pairs_figure, table = w.HTML(), figure_output(), w.HTML()
 
-    def update_pairs(_=None):
-        runs = running_not_next(tokenizer, range(seed.value + 1), length.value, short.value)
-        shown = pairs_state(runs, seed.value)
-        pairs_label.value, table.value = f"<code>{shown['caption']}</code>", shown["html"]
-        show(pairs_figure, shown["figure"])
-
-    for control in (seed, length, short):
-        control.observe(update_pairs, names="value")
-    update_pairs()
+    def pairs(seed, max_seq_length, short_seq_prob):
+        return pairs_state(running_not_next(tokenizer, range(seed + 1), max_seq_length, short_seq_prob), seed)
 
     z0 = w.FloatSlider(value=1.0, min=-5, max=5, step=0.1, description="logit IsNext")
     z1 = w.FloatSlider(value=-1.0, min=-5, max=5, step=0.1, description="logit NotNext")
     label = w.ToggleButtons(options=[("IsNext (0)", 0), ("NotNext (1)", 1)], description="label")
-    loss_label, loss_figure = w.HTML(), figure_output()
-
-    def update_loss(_=None):
-        shown = loss_state(z0.value, z1.value, label.value)
-        loss_label.value = f"<code>{shown['caption']}</code>"
-        show(loss_figure, shown["figure"])
-
-    for control in (z0, z1, label):
-        control.observe(update_loss, names="value")
-    update_loss()
-    return w.Tab(children=[w.VBox([w.HBox([seed, length, short]), pairs_label, pairs_figure, table]),
-                           w.VBox([w.HBox([z0, z1]), label, loss_label, loss_figure])],
+    return w.Tab(children=[panel({"seed": seed, "max_seq_length": length, "short_seq_prob": short}, pairs),
+                           panel({"logit_is_next": z0, "logit_not_next": z1, "label": label}, loss_state,
+                                 rows=[(z0, z1), label])],
                  titles=["pairs", "loss on [CLS]"])

@@ -55,7 +55,7 @@ def make_demo(preset: str = "BERT-Base"):
     follow them."""
     import ipywidgets as widgets
 
-    from ._live import figure_output, show
+    from ._live import panel
 
     p = PRESETS[preset]
     hidden = widgets.IntSlider(value=p["hidden_size"], min=128, max=1536, step=64, description="H",
@@ -65,25 +65,20 @@ def make_demo(preset: str = "BERT-Base"):
     vocab = widgets.IntSlider(value=p["vocab_size"], min=1000, max=250000, step=500, description="V",
                               continuous_update=False)
     presets = widgets.ToggleButtons(options=list(PRESETS), value=preset)
-    figure, label = figure_output(), widgets.HTML()
 
-    def update(change=None):
-        cfg = make_config(hidden.value, layers.value, vocab.value)
-        show(figure, breakdown_plotly(cfg))
-        label.value = f"<code>{summary(cfg)}</code>"
-
-    def apply_preset(change):
+    def apply_preset(change):  # the sliders' own changes redraw
         q = PRESETS[change["new"]]
         with hidden.hold_trait_notifications(), layers.hold_trait_notifications(), \
                 vocab.hold_trait_notifications():
             hidden.value, layers.value, vocab.value = q["hidden_size"], q["num_hidden_layers"], q["vocab_size"]
-        update()
 
-    for w in (hidden, layers, vocab):
-        w.observe(update, names="value")
+    def state(hidden_size, num_hidden_layers, vocab_size):
+        cfg = make_config(hidden_size, num_hidden_layers, vocab_size)
+        return {"caption": summary(cfg), "figure": breakdown_plotly(cfg)}
+
     presets.observe(apply_preset, names="value")
-    update()
-    return widgets.VBox([presets, hidden, layers, vocab, label, figure])
+    return panel({"hidden_size": hidden, "num_hidden_layers": layers, "vocab_size": vocab}, state,
+                 rows=[presets, hidden, layers, vocab])
 
 
 # --- the static page's demo (course.static_demo) ----------------------------------------------------------------

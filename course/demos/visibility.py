@@ -48,22 +48,14 @@ def make_demo(tokens: Sequence[str], attn_bert: np.ndarray | None = None, attn_g
     """A slider over positions; the page's figure (``position_plotly``) and the one-line description follow it."""
     import ipywidgets as widgets
 
-    from ._live import figure_output, show
+    from ._live import panel
 
     tokens = list(tokens)
     start = len(tokens) // 2 if position is None else position
     slider = widgets.IntSlider(value=start, min=0, max=len(tokens) - 1, description="position",
                                continuous_update=False)
-    figure, label = figure_output(), widgets.HTML()
-
-    def update(change=None):
-        p = slider.value
-        show(figure, position_plotly(tokens, p, attn_bert, attn_gpt))
-        label.value = f"<code>{describe(tokens, p)}</code>"
-
-    slider.observe(update, names="value")
-    update()
-    return widgets.VBox([slider, label, figure])
+    return panel({"position": slider}, lambda position: {
+        "caption": describe(tokens, position), "figure": position_plotly(tokens, position, attn_bert, attn_gpt)})
 
 
 # --- the static page's demo (course.static_demo) ----------------------------------------------------------------
