@@ -258,10 +258,7 @@ def read_child_pid(fd: int, timeout: float = 30) -> int:
         raise SandboxUnavailable(f"bubblewrap's report was unreadable: {data[:200]!r}") from e
 
 
-if __name__ == "__main__":  # python -m bertgrader.sandbox: can the sandbox run here?
-    try:
-        check_available()
-    except SandboxUnavailable as e:
-        print(f"grading sandbox: {e}", file=sys.stderr)
-        raise SystemExit(1)
-    print(f"grading sandbox: ok ({bwrap_path()})")
+if __name__ == "__main__":  # python -m bertgrader.sandbox: can this machine grade? (bertgrader.selfcheck)
+    from bertgrader.selfcheck import main
+
+    main()

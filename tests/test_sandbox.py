@@ -206,3 +206,27 @@ def test_a_kernel_exits_when_its_grader_is_gone(tmp_path):
         proc.wait(timeout=2)  # busy for as long as the grader lives
     os.close(write)
     assert proc.wait(timeout=10) == 0
+
+
+@linux_only
+def test_the_self_check_starts_a_real_kernel_and_names_the_cause_when_grading_cannot_work(monkeypatch):
+    from bertgrader import selfcheck
+
+    # here it works: a sandboxed kernel imports torch and sees the grader's stub
+    assert selfcheck.check_kernel().startswith(f"ok ({sandbox.bwrap_path()}; a sandboxed kernel imports torch {torch.__version__}")
+
+    # a kernel whose torch cannot load under the limits (as the CUDA build did under an address-space limit
+    # alone): the cause is the kernel's own error, not "the kernel died"
+    monkeypatch.setattr(selfcheck, "_sandbox", lambda w: sandbox.Sandbox(
+        workdir=w, limits=sandbox.Limits(memory_bytes=48 * 2**20)))
+    with pytest.raises(sandbox.SandboxUnavailable, match=r"(?s)imports fail in the sandbox.*(Error|alloc|memory)"):
+        selfcheck.check_kernel()
+
+    # a kernel that sees the real bertlib (the overlay missing, or bertlib imported from elsewhere)
+    monkeypatch.setattr(selfcheck, "_sandbox", lambda w: sandbox.Sandbox(workdir=w))
+    with pytest.raises(sandbox.SandboxUnavailable, match=r"padding_visibility is REAL, not the grader's stub"):
+        selfcheck.check_kernel()
+
+    # the command make venv runs, here: ok
+    proc = subprocess.run([sys.executable, "-m", "bertgrader.sandbox"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "a sandboxed kernel imports torch" in proc.stdout, proc.stderr
