@@ -96,3 +96,10 @@ Validator._indent = _indent_whole
 # subprocess warning written straight to file descriptor 2), so a warning never costs a correct answer.
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"(?i)warn"
+
+# A gradebook without the assignment (a fresh clone: gradebook.db is not committed) gets it from solutions/, as
+# `python -m bertgrader` does, rather than nbgrader stopping with "No assignment ... exists in the database".
+if "autograde" in sys.argv[1:3]:
+    from bertgrader.classes.nbgrader_run import register_missing
+
+    register_missing(c, sys.argv)

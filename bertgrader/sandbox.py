@@ -105,6 +105,14 @@ def shared_library_bytes() -> int:
     return total
 
 
+def kernel_import_path() -> str:
+    """PYTHONPATH of a kernel: the folders this process imports bertlib and bertgrader from. The kernel then
+    imports the copies the sandbox shows (the stubbed bertlib), whatever else its interpreter would find: an
+    editable install pointing at another checkout, or none (a course run from its folder with `python -m`),
+    would leave it importing a bertlib the sandbox does not show, and every kernel would die."""
+    return ":".join(dict.fromkeys(str(p) for p in (package_dir("bertlib").parent, GRADER.parent)))
+
+
 def _python_paths() -> list[Path]:
     """What a kernel of this interpreter needs to read: the installation, the virtualenv, site-packages."""
     paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), Path(sys.executable).resolve().parent}
@@ -138,7 +146,7 @@ class Sandbox:
                 "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib", "HF_HUB_OFFLINE": "1",
                 "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONDONTWRITEBYTECODE": "1",
                 "OMP_NUM_THREADS": str(self.threads), "MKL_NUM_THREADS": str(self.threads),
-                "JPY_PARENT_PID": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+                "JPY_PARENT_PID": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1", "PYTHONPATH": kernel_import_path()}
 
     def wrap(self, cmd: list[str], info_fd: int | None = None) -> list[str]:
         bwrap = bwrap_path()

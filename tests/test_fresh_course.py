@@ -1,0 +1,37 @@
+"""A fresh clone as an instructor meets it: exercises/ committed, no gradebook.db (git-ignored). The README's
+`nbgrader autograde <assignment>` grades there without step 1 having been run first: the configuration puts
+the missing assignment into the gradebook from solutions/ (nbgrader alone stopped with "No assignment with ID
+... exists in the database"), and leaves the committed exercises/ as they are."""
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+
+import pytest
+
+from nbgrader_harness import EXERCISES, Course, points, solution_submission
+
+A = "01_positioning"
+
+
+def _digest(folder) -> str:
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())).hexdigest()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")
+def test_plain_autograde_on_a_fresh_clone_registers_the_assignment_and_grades(tmp_path):
+    course = Course(tmp_path / "course", [A])
+    shutil.copytree(EXERCISES / A, course.root / "exercises" / A)  # committed, as in a clone
+    before = _digest(course.root / "exercises")
+    assert not (course.root / "gradebook.db").exists()
+    course.submit("alice", A, solution_submission(course, A))
+
+    run = course.autograde(A, check=True)
+
+    assert f"{A} is not in the gradebook yet: registering it from solutions/{A}" in run.log, run.log[-3000:]
+    assert "No assignment" not in run.log
+    assert course.total(A, "alice") == sum(points(course.source(A)).values()) > 0
+    assert _digest(course.root / "exercises") == before  # the release folder untouched
+    # graded again: nothing registered twice
+    assert "registering" not in course.autograde(A, check=True).log
