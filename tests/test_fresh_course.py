@@ -1,7 +1,10 @@
 """A fresh clone as an instructor meets it: exercises/ committed, no gradebook.db (git-ignored). The README's
 `nbgrader autograde <assignment>` grades there without step 1 having been run first: the configuration puts
 the missing assignment into the gradebook from solutions/ (nbgrader alone stopped with "No assignment with ID
-... exists in the database"), and leaves the committed exercises/ as they are."""
+... exists in the database"), and leaves the committed exercises/ as they are. The clone's own bertlib and
+bertgrader are what the grader imports (nbgrader runs from the clone), while the virtual environment's editable
+install points at this repository, another checkout: the kernel must import the clone's copies too (it died
+before replying, every one of them, when it imported a bertlib the sandbox does not show)."""
 from __future__ import annotations
 
 import hashlib
@@ -10,7 +13,7 @@ import sys
 
 import pytest
 
-from nbgrader_harness import EXERCISES, Course, points, solution_submission
+from nbgrader_harness import EXERCISES, REPO, Course, points, solution_submission
 
 A = "01_positioning"
 
@@ -23,6 +26,8 @@ def _digest(folder) -> str:
 def test_plain_autograde_on_a_fresh_clone_registers_the_assignment_and_grades(tmp_path):
     course = Course(tmp_path / "course", [A])
     shutil.copytree(EXERCISES / A, course.root / "exercises" / A)  # committed, as in a clone
+    for package in ("bertlib", "bertgrader"):
+        shutil.copytree(REPO / package, course.root / package, ignore=shutil.ignore_patterns("__pycache__"))
     before = _digest(course.root / "exercises")
     assert not (course.root / "gradebook.db").exists()
     course.submit("alice", A, solution_submission(course, A))
