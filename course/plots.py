@@ -11,10 +11,14 @@ categories), both read from the figure itself (``describe_figure``). course/sphi
 from the PNG and gives every figure of the page its alt text and a caption. A chapter may set its own
 words with ``describe(fig, caption=..., alt=...)`` before showing the figure.
 
+Figures drawn for the page's column: a figure wider than a desktop's column (``PAGE_COLUMN_PX``), whose text the
+page would scale below ``READABLE_PX``, is drawn again at the column's width with the same fonts (``page_figure``).
 Figures redrawn for a phone: a figure whose text would be scaled below ``READABLE_PX`` in a phone's column, or
 whose panels sit side by side, is drawn a second time for the phone (``narrow_figure``: its panels stacked in one
 column ``NARROW_WIDTH_IN`` wide, the same fonts) and that PNG travels inside the first one (chunk
-``NARROW_CHUNK``); course/sphinx_ext.py takes it out and serves it under 600 px (``<picture>``). Every PNG says
+``NARROW_CHUNK``); course/sphinx_ext.py takes it out and serves it under 600 px (``<picture>``). In both, what the
+new size breaks is mended (``_tidy``): category names that collide are turned, a heat map's row names get a line
+each (its column names thinned to every k-th), a legend that covers the data moves off it. Every PNG says
 its smallest text (``Text size``, pixels) and the version of this module that drew it (``Course figures``:
 course/build.py executes a chapter again when its figures were drawn by another).
 """
@@ -250,6 +254,8 @@ def describe_figure(fig) -> tuple[str, str]:
 # The width a figure gets on a 390-px phone: the article's column is 342 px, less the 8-px frame the dark theme
 # draws around an image (tests/test_pages.py measures what the text becomes in both themes)
 PHONE_COLUMN_PX = 326
+# The width a figure gets on a desktop: the article's column (672 px from 1280 px up) less the same frame
+PAGE_COLUMN_PX = 656
 READABLE_PX = 9.0  # the smallest text a figure may show once scaled to its column, in CSS pixels
 NARROW_WIDTH_IN = 3.8  # the phone's version: its panels stacked in one column this wide
 NARROW_CHUNK = b"naRr"  # a private PNG chunk: the phone's version inside the figure's PNG
@@ -289,20 +295,33 @@ def needs_narrow(fig, width_px: int) -> bool:
     return _side_by_side(fig) or readable_px(fig, width_px) < READABLE_PX
 
 
+def page_px(fig, width_px: int) -> float:
+    """The size of the figure's smallest text, in CSS pixels, once its PNG (``width_px`` wide) is scaled to the
+    page's column at a desktop's width (``PAGE_COLUMN_PX``)."""
+    return smallest_text_pt(fig) * fig.dpi / 72 * min(1.0, PAGE_COLUMN_PX / width_px)
+
+
 def readable_px(fig, width_px: int) -> float:
     """The size of the figure's smallest text, in CSS pixels, once its PNG (``width_px`` wide) is scaled to a
     phone's column."""
     return smallest_text_pt(fig) * fig.dpi / 72 * min(1.0, PHONE_COLUMN_PX / width_px)
 
 
-def narrow_figure(fig, width_in: float = NARROW_WIDTH_IN):
-    """A copy of ``fig`` drawn for a phone: every panel (with its colour bar) in a row of its own, in reading
-    order, the figure ``width_in`` wide, the same font sizes; long titles and labels wrap. ``fig`` is unchanged."""
+def _copy(fig):
+    """A deep copy of ``fig`` that pyplot will not show (unpickling gives it a pyplot manager)."""
     import matplotlib.pyplot as plt
 
-    new = pickle.loads(pickle.dumps(fig))  # a deep copy
+    new = pickle.loads(pickle.dumps(fig))
     if plt.fignum_exists(getattr(new, "number", -1)) and plt.figure(new.number) is new:
-        plt.close(new)  # unpickling gave it a pyplot manager: the inline backend must not show it again
+        plt.close(new)  # the inline backend must not show it again
+    return new
+
+
+def narrow_figure(fig, width_in: float = NARROW_WIDTH_IN):
+    """A copy of ``fig`` drawn for a phone: every panel (with its colour bar) in a row of its own, in reading
+    order, the figure ``width_in`` wide, the same font sizes; long titles and labels wrap, crowded labels are
+    turned or thinned, a legend over the data moves (``_tidy``). ``fig`` is unchanged."""
+    new = _copy(fig)
     w0, h0 = fig.get_size_inches()
     groups: dict = {}  # the top-level cell of each panel -> the Axes in it (the panel, its colour bar, a twin)
     for ax in new.get_axes():
@@ -318,6 +337,11 @@ def narrow_figure(fig, width_in: float = NARROW_WIDTH_IN):
             w, h = box.width * w0, box.height * h0
             if panel.images or panel.get_aspect() != "auto":  # a fixed aspect: its height follows its new width
                 h = min(5.0, max(1.0, h * (width_in - 1.0) / max(w, 1e-6)))
+                rows = [t for t in panel.get_yticklabels() if t.get_text().strip()]
+                tall = len(rows) * 1.4 * max((t.get_fontsize() for t in rows), default=0) / 72  # a line a label
+                if panel.images and tall > h:  # a heat map with a name a row: taller than wide, every name kept
+                    panel.set_aspect("auto")
+                    h = min(5.0, tall)
             else:
                 h = min(3.2, max(1.8, h))
             heights.append(h + 0.9)  # + its own title, tick labels and axis label
@@ -359,30 +383,177 @@ def narrow_figure(fig, width_in: float = NARROW_WIDTH_IN):
         _wrap(ax.xaxis.label, width_in * 0.85)
     if getattr(new, "_suptitle", None) is not None:
         _wrap(new._suptitle, width_in)
+    _tidy(new)
+    return new
+
+
+def page_figure(fig, width_in: float | None = None):
+    """A copy of ``fig`` for the page's column: ``width_in`` wide (a figure wider than the column, drawn at the
+    column's width so that its text is not scaled below ``READABLE_PX``; its panels where they were, the same
+    font sizes, titles wrapped to their panel), crowded labels turned or thinned and a legend that covers the
+    data moved (``_tidy``). None when the figure needs none of this (the page shows ``fig`` itself)."""
+    new = _copy(fig)
+    w0, h0 = fig.get_size_inches()
+    changed = False
+    if width_in is not None and width_in < w0 - 1e-6:
+        shrink = width_in / w0
+        fixed = any(ax.images or ax.get_aspect() != "auto" for ax in _panels(new))
+        # a fixed aspect (a heat map): its height shrinks with its width, less the room its words keep
+        new.set_size_inches(width_in, max(h0 * shrink + 0.6 * (1 - shrink), 0.6 * h0) if fixed else h0)
+        for ax in _panels(new):
+            _wrap(ax.title, ax.get_position().width * width_in * 1.15)
+        if getattr(new, "_suptitle", None) is not None:
+            _wrap(new._suptitle, width_in)
+        changed = True
+    changed |= _tidy(new)
+    return new if changed else None
+
+
+def _renderer(fig):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    return FigureCanvasAgg(fig).get_renderer()  # (a canvas of its own: the copy is drawn only to be measured)
+
+
+def _lay_out(fig) -> None:
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
-    def lay_out():
-        if new.get_layout_engine() is None or isinstance(new.get_layout_engine(), PlaceHolderLayoutEngine):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # "not compatible with tight_layout": the layout stays as set above
-                new.tight_layout()
+    if fig.get_layout_engine() is None or isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "not compatible with tight_layout": the layout stays as set
+            fig.tight_layout()
+    else:
+        _renderer(fig)
+        fig.draw_without_rendering()  # a constrained layout lays itself out when drawn
 
-    lay_out()
-    renderer = FigureCanvasAgg(new).get_renderer()  # (a canvas of its own: the copy is drawn only to be measured)
-    turned = False
-    for ax in _panels(new):  # category names that now run into each other: turned, read from their end
+
+def _tidy(fig) -> bool:
+    """Lay ``fig`` out, then mend what its new size broke: category names that run into each other are
+    turned (a name of two lines on one line first), a heat map's crowded labels thinned to every k-th, a
+    legend that covers the data placed where it covers none, or below its panel. Whether anything changed."""
+    _lay_out(fig)
+    renderer = _renderer(fig)
+    changed, grow = False, 0.0
+    for ax in _panels(fig):
+        if ax.images:
+            changed |= _thin_labels(ax, renderer)
+            continue
         labels = [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text().strip()]
         boxes = [t.get_window_extent(renderer) for t in labels]
         if any(a.x1 > b.x0 + 1 for a, b in zip(boxes, boxes[1:])) and not any(t.get_rotation() for t in labels):
-            for t in labels:
-                t.set_rotation(40)
-                t.set_horizontalalignment("right")
-                t.set_rotation_mode("anchor")
-            turned = True
-    if turned:
-        lay_out()
-    return new
+            # category names that run into each other: turned, read from their end, a name on one line
+            before = ax.xaxis.get_tightbbox(renderer).height
+            names = [" ".join(t.get_text().split("\n")) for t in ax.get_xticklabels()]
+            ax.set_xticks(ax.get_xticks(), names, fontsize=labels[0].get_fontsize(), rotation=40,
+                          horizontalalignment="right", rotation_mode="anchor")
+            grow = max(grow, (ax.xaxis.get_tightbbox(renderer).height - before) / fig.dpi)
+            changed = True
+    if changed:
+        w, h = fig.get_size_inches()
+        fig.set_size_inches(w, h + grow)  # room for the turned names: the panels keep their height
+        _lay_out(fig)
+        renderer = _renderer(fig)
+    moved = False
+    for ax in _panels(fig):
+        moved |= _clear_legend(ax, renderer)
+    if moved:
+        _lay_out(fig)
+    return changed or moved
+
+
+def _thin_labels(ax, renderer) -> bool:
+    """A heat map's tick labels that overlap (one a row or column, too many for its size) thinned to every
+    k-th, k the fewest that leaves a gap between them."""
+    import math
+
+    thinned = False
+    for axis, along in ((ax.xaxis, 0), (ax.yaxis, 1)):
+        ticks = list(axis.get_ticklocs())
+        labels = [t for t in axis.get_ticklabels() if t.get_visible()]
+        if len(ticks) < 3 or len(labels) != len(ticks):
+            continue
+        boxes = [t.get_window_extent(renderer) for t in labels]
+        centres = [(b.x0 + b.x1) / 2 if along == 0 else (b.y0 + b.y1) / 2 for b in boxes]
+        pitch = abs(centres[-1] - centres[0]) / (len(centres) - 1)
+        size = max((b.width if along == 0 else b.height) for b in boxes)
+        if pitch <= 0 or size + 1 <= pitch:
+            continue
+        k = math.ceil((size + 2) / pitch)
+        keep = list(range(0, len(ticks), k))
+        texts = [t.get_text() for t in labels]
+        font = labels[0].get_fontsize()
+        rotation = labels[0].get_rotation()
+        if along == 0:
+            ax.set_xticks([ticks[i] for i in keep], [texts[i] for i in keep], fontsize=font, rotation=rotation)
+        else:
+            ax.set_yticks([ticks[i] for i in keep], [texts[i] for i in keep], fontsize=font, rotation=rotation)
+        thinned = True
+    return thinned
+
+
+def _data_boxes(ax, renderer):
+    """What a legend must not cover: the panel's lines (as paths), bars, scattered points and texts."""
+    for line in ax.get_lines():
+        if line.get_visible():
+            yield line.get_transform().transform_path(line.get_path())
+    for patch in ax.patches:
+        box = patch.get_window_extent(renderer)
+        if patch.get_visible() and box.width > 0 and box.height > 0:  # (a bar of height 0 covers nothing)
+            yield box
+    for coll in ax.collections:
+        if coll.get_visible() and len(coll.get_offsets()):
+            for x, y in coll.get_offset_transform().transform(coll.get_offsets()):
+                yield matplotlib.transforms.Bbox([[x - 2, y - 2], [x + 2, y + 2]])
+    for text in ax.texts:
+        if text.get_visible() and text.get_text().strip():
+            yield text.get_window_extent(renderer)
+
+
+def legend_over_data(ax, renderer=None) -> bool:
+    """Whether the panel's legend (inside it) covers a line, bar, point or text of the panel (a heat map's
+    legend sits on its cells by design: False)."""
+    from matplotlib.path import Path as MplPath
+
+    legend = ax.get_legend()
+    if legend is None or not legend.get_visible() or ax.images:
+        return False
+    renderer = renderer or _renderer(ax.figure)
+    box = legend.get_window_extent(renderer)
+    for item in _data_boxes(ax, renderer):
+        if isinstance(item, MplPath):
+            if item.intersects_bbox(box, filled=False):
+                return True
+        elif item.overlaps(box):
+            return True
+    return False
+
+
+def _clear_legend(ax, renderer) -> bool:
+    """A legend that covers the data: first where matplotlib finds the least covered ("best"), else below the
+    panel (under its axis label, as many entries a row as its width holds). Whether it moved."""
+    from matplotlib.transforms import offset_copy
+
+    legend = ax.get_legend()
+    if not legend_over_data(ax, renderer):
+        return False
+    handles, labels = ax.get_legend_handles_labels()
+    if len(labels) != len(legend.get_texts()):
+        handles, labels = legend.legend_handles, [t.get_text() for t in legend.get_texts()]
+    style = dict(fontsize=legend._fontsize, frameon=legend.get_frame_on(), title=legend.get_title().get_text() or None)
+    ax.legend(handles, labels, loc="best", ncols=1, **style)
+    if not legend_over_data(ax, renderer):
+        return True
+    fig = ax.figure
+    below = max(0.0, ax.bbox.y0 - ax.xaxis.get_tightbbox(renderer).y0) * 72 / fig.dpi + 4  # points under the axes
+    for ncols in range(len(labels), 0, -1):
+        new = ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0), ncols=ncols,
+                        bbox_transform=offset_copy(ax.transAxes, fig=fig, y=-below, units="points"), **style)
+        box = new.get_window_extent(renderer)
+        if box.width <= max(ax.bbox.width * 1.1, 0.0) or ncols == 1:
+            break
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(w, h + box.height / fig.dpi + 0.1)  # room for it, the panels keep their size
+    return True
 
 
 def _wrap(text, width_in: float) -> None:
@@ -433,9 +604,18 @@ def _png_described(fig, **kwargs):
     from IPython.core.pylabtools import print_figure
 
     caption, alt = describe_figure(fig)
-    text = {"Text size": f"{smallest_text_pt(fig) * fig.dpi / 72:.1f}", "Course figures": FIGURES_VERSION,
+    page, width_in = fig, None
+    if not is_diagram(fig):  # a diagram keeps its one layout (tapped, it opens at its natural size)
+        for _ in range(4):  # narrower while its text would be scaled below READABLE_PX in the page's column
+            page = page_figure(fig, width_in) or fig
+            png = print_figure(page, "png", **kwargs)
+            shown = page_px(page, png_size(png)[0]) / 1.02  # a margin for the page's rounding
+            if shown >= READABLE_PX:
+                break
+            width_in = page.get_size_inches()[0] * 0.97 * shown / READABLE_PX
+    text = {"Text size": f"{smallest_text_pt(page) * page.dpi / 72:.1f}", "Course figures": FIGURES_VERSION,
             **({"Diagram": "yes"} if is_diagram(fig) else {})}  # not redrawn: a phone opens it at its size when tapped
-    png = print_figure(fig, "png", metadata={"Title": caption, "Description": alt, **text},
+    png = print_figure(page, "png", metadata={"Title": caption, "Description": alt, **text},
                        pil_kwargs={"optimize": True}, **kwargs)  # optimize: a smaller file, the same pixels
     if needs_narrow(fig, png_size(png)[0]):
         width_in = NARROW_WIDTH_IN

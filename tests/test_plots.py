@@ -212,3 +212,102 @@ def test_category_names_that_would_collide_on_a_phone_are_turned():
         boxes = [t.get_window_extent(renderer) for t in labels]
         assert all(a.x0 < b.x0 for a, b in zip(boxes, boxes[1:]))
     assert all(t.get_rotation() == 0 for t in fig.axes[0].get_xticklabels()), "the page's figure is unchanged"
+
+
+def _drawn(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def _overlapping(labels, renderer) -> bool:
+    boxes = [t.get_window_extent(renderer) for t in labels if t.get_visible() and t.get_text().strip()]
+    return any(a.overlaps(b) and a.intersection(a, b).width > 1 and a.intersection(a, b).height > 1
+               for a, b in zip(boxes, boxes[1:]))
+
+
+def test_a_figure_wider_than_the_page_s_column_is_drawn_at_its_width():
+    """A desktop shows a figure at most PAGE_COLUMN_PX wide: a wider one is drawn again, narrower with the same
+    fonts, so that its text is not scaled below READABLE_PX there; a narrow one is left as it is."""
+    fig = three_heatmaps()
+    from IPython.core.pylabtools import print_figure
+
+    as_drawn = plots.png_size(print_figure(fig, "png"))[0]
+    assert plots.page_px(fig, as_drawn) < plots.READABLE_PX, "the chapter's own drawing would be scaled too small"
+    page, _ = shown(fig)
+    width, text = plots.png_size(page)[0], float(plots.png_text(page)["Text size"])
+    assert text * min(1.0, plots.PAGE_COLUMN_PX / width) >= plots.READABLE_PX
+    assert text == pytest.approx(plots.smallest_text_pt(fig) * fig.dpi / 72, abs=0.05), "the same font sizes"
+    assert fig.get_size_inches().tolist() == [12, 4], "the chapter's figure is unchanged"
+    assert plots.page_figure(one_small_line()) is None, "a small figure is shown as the chapter drew it"
+
+
+def schedule_and_clipping():
+    """Chapter 11's schedule panel: a legend as wide as the panel is drawn over the lines on a phone."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3))
+    steps = np.arange(1800)
+    axes[0].plot(steps, np.minimum(steps / 100, (1800 - steps) / 1700) * 3e-3, label="bertlib (transformers' linear schedule)")
+    axes[0].plot(steps, np.minimum(steps / 100, 1 - steps / 1800) * 3e-3, ls="--", label="the original's rule, same warm-up")
+    axes[0].legend(fontsize=8)
+    axes[1].plot(steps, np.exp(np.random.default_rng(0).normal(0.6, 0.3, steps.size)), lw=0.8, label="gradient norm")
+    axes[1].axhline(1.0, ls=":", label="clipped above this")
+    axes[1].set_yscale("log")
+    axes[1].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def test_a_legend_over_the_data_moves_where_it_covers_none():
+    fig = schedule_and_clipping()
+    narrow = plots.narrow_figure(fig)
+    as_drawn = plots._copy(fig)
+    as_drawn.set_size_inches(plots.NARROW_WIDTH_IN, 3)
+    as_drawn.tight_layout()
+    r = _drawn(as_drawn)
+    assert any(plots.legend_over_data(ax, r) for ax in as_drawn.axes), "the legends cover the lines at a phone's width"
+    r = _drawn(narrow)
+    assert not any(plots.legend_over_data(ax, r) for ax in narrow.axes)
+    assert all(ax.get_legend() is not None for ax in narrow.axes), "moved, not dropped"
+    for ax in narrow.axes:  # and still inside the figure
+        box = ax.get_legend().get_window_extent(r)
+        assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= narrow.bbox.width + 1
+    assert fig.axes[0].get_legend()._loc == 0, "the chapter's figure is unchanged"
+
+
+def test_a_heat_map_with_a_name_a_row_keeps_every_row_name_on_a_phone():
+    """Chapter 10's score matrix of (start, end) token pairs: a name on every row and column. On a phone it is
+    drawn taller than wide, every row's name kept, the columns' names thinned to every k-th, none overlapping."""
+    names = [f"token{i}" for i in range(31)]
+    fig, ax = plt.subplots(figsize=(8, 7))
+    plots.matrix_heatmap(ax, np.random.default_rng(0).random((31, 31)), names, names)
+    for t in ax.get_xticklabels() + ax.get_yticklabels():
+        t.set_fontsize(7)
+    narrow = plots.narrow_figure(fig)
+    r = _drawn(narrow)
+    panel = plots._panels(narrow)[0]
+    rows = [t.get_text() for t in panel.get_yticklabels()]
+    cols = [t.get_text() for t in panel.get_xticklabels()]
+    assert rows == names, "every row keeps its name"
+    assert 3 <= len(cols) < len(names) and cols == names[::names.index(cols[1])], "every k-th column's name"
+    assert not _overlapping(panel.get_yticklabels(), r) and not _overlapping(panel.get_xticklabels(), r)
+    as_drawn = plots._copy(fig)
+    as_drawn.set_size_inches(plots.NARROW_WIDTH_IN, plots.NARROW_WIDTH_IN)
+    as_drawn.tight_layout()
+    r = _drawn(as_drawn)
+    assert _overlapping(as_drawn.axes[0].get_yticklabels(), r), "(the names would overlap at the phone's width)"
+
+
+def test_category_names_of_two_lines_are_turned_on_one_line():
+    fig, ax = plt.subplots(figsize=(9, 3))
+    names = [f"{w}\n({'AB'[i > 5]})" for i, w in enumerate("[CLS] my dog is cute [SEP] he likes playing [SEP]".split())]
+    ax.bar(range(10), np.arange(10), tick_label=names)
+    narrow = plots.narrow_figure(fig)
+    r = _drawn(narrow)
+    labels = plots._panels(narrow)[0].get_xticklabels()
+    assert [t.get_text() for t in labels] == [n.replace("\n", " ") for n in names]
+    assert all(t.get_rotation() == 40 for t in labels)
+    ends = [t.get_window_extent(r).x1 for t in labels]  # each name ends at its tick, turned 40 degrees
+    line = labels[0].get_fontsize() * narrow.dpi / 72
+    assert min(b - a for a, b in zip(ends, ends[1:])) * np.sin(np.radians(40)) >= line, "the turned names are apart"
