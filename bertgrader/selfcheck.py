@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bertgrader.sandbox import Sandbox, SandboxUnavailable, bwrap_path, check_available, package_dir
@@ -86,7 +87,10 @@ def check_kernel() -> str:
     try:
         version = check_imports(workdir)
         try:
-            asyncio.run(asyncio.wait_for(_kernel(workdir), 180))
+            # a thread of its own: asyncio.run refuses to start where an event loop runs already (a notebook,
+            # or a test process after Playwright)
+            with ThreadPoolExecutor(1) as pool:
+                pool.submit(asyncio.run, asyncio.wait_for(_kernel(workdir), 180)).result()
         except (RuntimeError, TimeoutError) as e:  # jupyter_client: "Kernel died before replying to kernel_info"
             raise SandboxUnavailable(f"a sandboxed kernel did not start and answer: {e}") from None
     finally:

@@ -2,6 +2,7 @@
 and that grading refuses to run unsandboxed unless told to (and then says so)."""
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -214,6 +215,12 @@ def test_the_self_check_starts_a_real_kernel_and_names_the_cause_when_grading_ca
 
     # here it works: a sandboxed kernel imports torch and sees the grader's stub
     assert selfcheck.check_kernel().startswith(f"ok ({sandbox.bwrap_path()}; a sandboxed kernel imports torch {torch.__version__}")
+
+    # and from inside a running event loop (a notebook's; a test process's after Playwright ran in it)
+    async def inside_a_loop():
+        return selfcheck.check_kernel()
+
+    assert asyncio.run(inside_a_loop()).startswith("ok (")
 
     # a kernel whose torch cannot load under the limits (as the CUDA build did under an address-space limit
     # alone): the cause is the kernel's own error, not "the kernel died"
