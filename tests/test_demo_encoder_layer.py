@@ -208,3 +208,47 @@ def test_the_picker_opens_on_a_word_not_on_cls(minilm):
     assert payload["states"][picker.index_of(payload["default"])]["caption"] == demo.describe_row(row)
     special = sum(w for t, w in zip(row["tokens"], row["weights"]) if t in ("[CLS]", "[SEP]"))
     assert row["special"] == pytest.approx(special) and f"{special:.2f}" in demo.describe_row(row)
+
+
+@pytest.mark.parametrize("narrow", [False, True])
+def test_model_diagram_words_stay_in_their_boxes_and_the_figure(narrow):
+    """Both drawings of the model diagram (the page's, the phone's): every box's words inside its box, every text
+    inside the figure, no two texts on top of each other."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.patches import Rectangle
+
+    from bertlib import BertConfig
+
+    ax = demo.model_diagram(BertConfig.base(), narrow=narrow)
+    renderer = FigureCanvasAgg(ax.figure).get_renderer()
+    figure_box = ax.figure.bbox
+    texts = [(t, t.get_window_extent(renderer)) for t in ax.texts if t.get_text().strip()]
+    boxes = [p.get_window_extent(renderer) for p in ax.patches if isinstance(p, Rectangle) and p.get_fill()]
+    assert len(boxes) == len(demo._diagram_boxes(BertConfig.base()))
+    for t, e in texts:
+        assert figure_box.x0 <= e.x0 and e.x1 <= figure_box.x1 and figure_box.y0 <= e.y0 and e.y1 <= figure_box.y1, \
+            f"{t.get_text()!r} leaves the figure"
+    for box in boxes:
+        inside = [(t, e) for t, e in texts if box.contains(*e.get_points().mean(0))]
+        assert len(inside) == 1, [t.get_text() for t, _ in inside]
+        t, e = inside[0]
+        assert box.x0 < e.x0 and e.x1 < box.x1 and box.y0 < e.y0 and e.y1 < box.y1, f"{t.get_text()!r} leaves its box"
+    for i, (a, ea) in enumerate(texts):
+        for b, eb in texts[i + 1:]:
+            assert not ea.overlaps(eb), f"{a.get_text()!r} runs into {b.get_text()!r}"
+
+
+def test_model_diagram_picture_carries_a_readable_phone_drawing():
+    """The page's PNG carries the phone's (course/plots.py's format): a caption, alt text that says the boxes and the
+    shapes, and a phone drawing whose smallest text reads at a phone's width, which the page's does not."""
+    from bertlib import BertConfig
+    from course.plots import PHONE_COLUMN_PX, READABLE_PX, png_size, png_text, split_narrow
+
+    cfg = BertConfig.base()
+    page, phone = split_narrow(demo.model_diagram_picture(cfg).data)
+    assert phone is not None, "no phone drawing in the PNG"
+    text = png_text(page)
+    assert "Diagram" not in text  # a figure with a phone version: the page test checks its text at 390 px
+    assert str(cfg.hidden_size) in text["Title"] and f"(B, T, {cfg.intermediate_size})" in text["Description"]
+    shown = lambda png: float(png_text(png)["Text size"]) * min(1.0, PHONE_COLUMN_PX / png_size(png)[0])  # noqa: E731
+    assert shown(phone) >= READABLE_PX * 1.05 > shown(page), (shown(phone), shown(page))

@@ -150,7 +150,7 @@ def layer_costs(config: BertConfig, T: int) -> dict:
 def plot_costs(config: BertConfig, lengths: Sequence[int], marks: Sequence[int] = (), axes=None):
     """Two panels over the sequence length T: multiply-adds per token, and numbers kept per layer."""
     if axes is None:  # stacked: each panel keeps its width on a phone
-        _, axes = plt.subplots(2, 1, figsize=(6.4, 6.4), sharex=True)
+        _, axes = plt.subplots(2, 1, figsize=(6.4, 6.6))  # (not sharex: each panel names its T)
     T = np.asarray(lengths)
     costs = [layer_costs(config, int(t)) for t in T]
     per_token = {k: np.array([c[k] for c in costs]) / T for k in ("projections", "ffn", "attention")}
@@ -327,46 +327,110 @@ def plot_gelu(forms: dict, axes=None):
     return axes
 
 
-def model_diagram(config: BertConfig, ax=None):
-    """The whole model, from ids to the heads, with the shapes of the given config."""
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6.4, 8.2))
-    H, L, nh = config.hidden_size, config.num_hidden_layers, config.num_attention_heads
-    I, V, hd = config.intermediate_size, config.vocab_size, config.head_dim  # noqa: E741 (I: the paper's feed-forward width)
-    boxes = [  # (y, text, colour, shape after it)
-        (9.55, "input_ids, token_type_ids", "white", "(B, T)"),
-        (8.5, "embeddings: word + position + segment,\nLayerNorm, dropout", COLORS["embeddings"], f"(B, T, {H})"),
-        (7.0, f"multi-head self-attention\n{nh} heads of {hd}: Q, K, V, softmax(QKᵀ/√{hd} + M) V",
-         COLORS["encoder"], f"(B, T, {H})"),
-        (5.9, "dense, dropout, add x, LayerNorm", COLORS["layernorm"], f"(B, T, {H})"),
-        (4.8, f"feed-forward: dense {H}→{I}, GELU", COLORS["encoder"], f"(B, T, {I})"),
-        (3.7, f"dense {I}→{H}, dropout, add, LayerNorm", COLORS["layernorm"], f"(B, T, {H})"),
-        (2.3, "last_hidden_state: one vector per token", "white", f"(B, T, {H})"),
-        (1.0, f"heads: MLM over {V:,} pieces per token;\npooler on [CLS] → NSP / classification",
-         COLORS["heads"], f"(B, T, {V:,}) / (B, 2)"),
+def _diagram_boxes(config: BertConfig) -> list[tuple[str, str, str]]:
+    """The model diagram's boxes from the top: (words, broken where a phone's column needs it, colour, the shape of
+    the tensor that leaves the box)."""
+    H, nh, hd = config.hidden_size, config.num_attention_heads, config.head_dim
+    I, V = config.intermediate_size, config.vocab_size  # noqa: E741 (I: the paper's feed-forward width)
+    return [
+        ("input_ids, token_type_ids", "white", "(B, T)"),
+        ("embeddings: word + position\n+ segment, LayerNorm, dropout", COLORS["embeddings"], f"(B, T, {H})"),
+        (f"multi-head self-attention: {nh} heads\nof {hd}, softmax(QKᵀ/√{hd} + M) V", COLORS["encoder"], f"(B, T, {H})"),
+        ("dense, dropout, add x, LayerNorm", COLORS["layernorm"], f"(B, T, {H})"),
+        (f"feed-forward: dense {H}→{I}, GELU", COLORS["encoder"], f"(B, T, {I})"),
+        (f"dense {I}→{H}, dropout,\nadd, LayerNorm", COLORS["layernorm"], f"(B, T, {H})"),
+        ("last_hidden_state: one vector\nper token", "white", f"(B, T, {H})"),
+        (f"heads: MLM over {V:,} pieces\nper token; pooler on [CLS] → NSP", COLORS["heads"], f"(B, T, {V:,}) / (B, 2)"),
     ]
-    for y, text, color, shape in boxes:
-        ax.add_patch(plt.Rectangle((0.5, y - 0.38), 6.0, 0.76, facecolor=color, alpha=0.35 if color != "white"
-                                   else 1.0, edgecolor="black", linewidth=0.8))
-        ax.text(3.5, y, text, ha="center", va="center", fontsize=8.5)
-        ax.text(6.95, y - 0.55, shape, ha="left", va="center", fontsize=8, family="monospace", color="#333")
-    for (y0, *_), (y1, *_) in zip(boxes, boxes[1:]):
-        ax.annotate("", xy=(3.5, y1 + 0.4), xytext=(3.5, y0 - 0.4), arrowprops=dict(arrowstyle="->", lw=1))
-    # the layer: a frame around its four boxes, "x L", and the two residual paths
-    ax.add_patch(plt.Rectangle((0.2, 3.1), 6.55, 4.95, fill=False, edgecolor=COLORS["encoder"], linewidth=2,
-                               linestyle="--"))
-    ax.text(0.35, 7.75, f"× {L} layers (BertLayer)", fontsize=9, color=COLORS["encoder"], weight="bold",
-            va="center")
-    for top, bottom in ((7.55, 5.9), (5.4, 3.7)):
-        ax.annotate("", xy=(0.5, bottom), xytext=(0.5, top), arrowprops=dict(
-            arrowstyle="->", lw=1.2, color="#555", connectionstyle="arc,angleA=180,angleB=180,armA=14,armB=14,rad=4"))
-    ax.text(-0.35, 6.75, "residual", rotation=90, fontsize=7.5, color="#555", va="center")
-    ax.text(-0.35, 4.55, "residual", rotation=90, fontsize=7.5, color="#555", va="center")
-    ax.set_xlim(-0.6, 9.6)
-    ax.set_ylim(0.3, 10.05)
+
+
+# the diagram's two layouts, in inches and points: the page's column, and a phone's, narrow enough that a phone's
+# column shows its smallest text at course.plots.READABLE_PX or more (tests/test_demo_encoder_layer.py checks it)
+_DIAGRAM = {False: dict(width=5.8, left=1.0, right=5.3, size=9.5, small=8.5),
+            True: dict(width=3.4, left=0.5, right=3.25, size=8.5, small=8.0)}
+
+
+def model_diagram(config: BertConfig, ax=None, narrow: bool = False):
+    """The whole model, from ids to the heads, top to bottom, with the shapes of the given config: a box per step,
+    beside each arrow the shape it carries, a frame around the layer's four boxes ("x L") and a residual path
+    around each of its two sub-layers. ``narrow``: drawn for a phone's column (each box's words on two lines where
+    they need them) instead of the page's. Coordinates are inches: with ``ax=None`` the diagram gets a figure of its
+    own (not pyplot's, which would show it), sized to it."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    boxes, d = _diagram_boxes(config), _DIAGRAM[bool(narrow)]
+    L = config.num_hidden_layers
+    left, right, size, small = d["left"], d["right"], d["size"], d["small"]
+    line = size / 72 * 1.3  # a line of text (inches)
+    # the arrow above each box; longer into the layer's frame and out of it, which cross the arrows there
+    gaps = [0.0, 0.42, 0.85, 0.42, 0.42, 0.42, 0.62, 0.42]
+    texts = [t.replace("\n", " ") if not narrow and len(t) <= 58 else t for t, _c, _s in boxes]
+    heights = [0.2 + line * (t.count("\n") + 1) for t in texts]
+    height = sum(heights) + sum(gaps) + 0.3
+    if ax is None:
+        ax = Figure(figsize=(d["width"], height)).add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, d["width"])
+    ax.set_ylim(0, height)
     ax.axis("off")
-    ax.set_title(f"BERT from ids to heads (shapes for H = {H}, L = {L}, {nh} heads)", fontsize=10)
+    cx, top, spans = (left + right) / 2, height - 0.05, []  # spans: (top, bottom) of each box
+    for k, (text, h, gap, (_t, color, _s)) in enumerate(zip(texts, heights, gaps, boxes)):
+        top -= gap
+        if k:  # the arrow from the box above, and beside it the shape it carries
+            ax.annotate("", xy=(cx, top), xytext=(cx, top + gap), arrowprops=dict(arrowstyle="->", lw=1))
+            at = {2: spans[-1][1] - 0.21, 6: top + 0.21}.get(k, top + gap / 2)  # clear of the frame's edges
+            ax.text(cx + 0.1, at, boxes[k - 1][2], ha="left", va="center", fontsize=small, family="monospace",
+                    color="#333")
+        ax.add_patch(Rectangle((left, top - h), right - left, h, facecolor=color, edgecolor="black", linewidth=0.8,
+                               alpha=1.0 if color == "white" else 0.35))
+        ax.text(cx, top - h / 2, text, ha="center", va="center", fontsize=size, linespacing=1.3)
+        spans.append((top, top - h))
+        top -= h
+    ax.text(right, spans[-1][1] - 0.1, boxes[-1][2], ha="right", va="top", fontsize=small, family="monospace",
+            color="#333")
+    # the layer: a frame around its four boxes (the third to the sixth), "x L", a residual path around each sub-layer
+    frame_top, frame_bottom = spans[2][0] + 0.45, spans[5][1] - 0.2
+    ax.add_patch(Rectangle((left - 0.42, frame_bottom), right - left + 0.52, frame_top - frame_bottom, fill=False,
+                           edgecolor=COLORS["encoder"], linewidth=1.6, linestyle="--"))
+    ax.text(right - 0.02, frame_top - 0.2, f"× {L} layers" + ("" if narrow else " (BertLayer)"), ha="right",
+            va="center", fontsize=size, color=COLORS["encoder"], weight="bold")
+    x_res = left - 0.2
+    for sub, add in ((2, 3), (4, 5)):  # from the sub-layer's input, around it, into the box that adds it
+        start, end = spans[sub][0] + 0.15, (spans[add][0] + spans[add][1]) / 2
+        ax.plot([cx, x_res, x_res], [start, start, end], color="#555", lw=1.1)
+        ax.annotate("", xy=(left, end), xytext=(x_res, end), arrowprops=dict(arrowstyle="->", lw=1.1, color="#555"))
+        ax.text(x_res - 0.05, (start + end) / 2, "residual", rotation=90, ha="right", va="center", fontsize=small,
+                color="#555")
     return ax
+
+
+def model_diagram_picture(config: BertConfig):
+    """The model diagram as the page shows it: the page's drawing, carrying the phone's (``narrow=True``) in the PNG
+    format of course/plots.py (caption and alt text, each drawing's smallest text, the plots version, the phone's
+    drawing in its own chunk), so that course/sphinx_ext.py serves the phone's under 600 px as it does every
+    figure's. plots.py redraws a figure for a phone by stacking its panels, which a diagram does not have: this one
+    brings its own. An ``IPython.display.Image``, a cell's last expression."""
+    from IPython.core.pylabtools import print_figure
+    from IPython.display import Image
+
+    from ..plots import FIGURES_VERSION, smallest_text_pt, with_narrow
+
+    L, H, nh = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
+    boxes = _diagram_boxes(config)
+    steps = "; ".join(f"{t.replace(chr(10), ' ')}, giving {shape}" for t, _c, shape in boxes)
+    alt = (f"Diagram of BERT from ids to heads, top to bottom, with the shapes for H = {H}: {steps}. A dashed frame "
+           f"around the four boxes from the self-attention to the second LayerNorm says × {L} layers; a residual path "
+           "runs around the self-attention into the first add-and-LayerNorm, and around the feed-forward network "
+           "into the second.")
+    caption = f"BERT from ids to heads (shapes for H = {H}, L = {L}, {nh} heads)"
+
+    def png(narrow: bool, **text) -> bytes:
+        fig = model_diagram(config, narrow=narrow).figure
+        px = f"{smallest_text_pt(fig) * fig.dpi / 72:.1f}"
+        return print_figure(fig, "png", metadata={**text, "Text size": px}, pil_kwargs={"optimize": True})
+
+    page = png(False, Title=caption, Description=alt, **{"Course figures": FIGURES_VERSION})
+    return Image(data=with_narrow(page, png(True)))
 
 
 # ---------------------------------------------------------------------------------------------- the demos
