@@ -205,7 +205,7 @@ def head_state(r: dict) -> dict:
                           height=max(320, 16 * r["T"]), margin=dict(l=110, r=20, t=10, b=90),
                           legend=dict(orientation="h", yanchor="top", y=-0.12, x=0))
     outputs = ", ".join(f"{k} {_shape(v)}" for k, v in r["outputs"].items())
-    table = html_table(["", ""], [["reads", f"{r['reads']} {_shape(r['reads_shape'])}"], ["layer", r["layer"]],
+    table = html_table(["part", "this head"], [["reads", f"{r['reads']} {_shape(r['reads_shape'])}"], ["layer", r["layer"]],
                                   ["outputs", outputs], ["new parameters", f"{r['new_parameters']:,}"],
                                   ["untrained head's answer", r["answer"]]], align="ll")
     caption = (f"{r['name']}: reads {r['reads']} {_shape(r['reads_shape'])}, outputs {outputs}; "
