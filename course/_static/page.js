@@ -104,7 +104,7 @@
   }
 
   function markScrollBoxes() {
-    var seen = [];
+    var seen = [], named = {};
     Array.prototype.forEach.call(document.querySelectorAll(SCROLL_CANDIDATES), function (e) {
       var style = getComputedStyle(e);
       var scrolls = (style.overflowX === "auto" || style.overflowX === "scroll") && overflows(e);
@@ -118,8 +118,11 @@
         if (!e.hasAttribute("tabindex")) { e.setAttribute("tabindex", "0"); e.dataset.courseTabindex = "1"; }
         // a <figure> keeps its own role (ARIA allows no region there); its label and focus suffice
         if (!e.hasAttribute("role") && !e.matches("figure")) { e.setAttribute("role", "region"); e.dataset.courseRole = "1"; }
-        if (!e.hasAttribute("aria-label")) {
-          e.setAttribute("aria-label", describe(e) + ", scrolls sideways"); e.dataset.courseLabel = "1";
+        if (!e.hasAttribute("aria-label") || e.dataset.courseLabel) {
+          // numbered by kind in page order: two regions never share a name (axe's landmark-unique)
+          var kind = describe(e);
+          named[kind] = (named[kind] || 0) + 1;
+          e.setAttribute("aria-label", kind + " " + named[kind] + ", scrolls sideways"); e.dataset.courseLabel = "1";
         }
         if (!hint) {
           hint = document.createElement("div");
@@ -136,6 +139,11 @@
         if (hint) hint.remove();
       }
     });
+    // the primary sidebar (the book's title and contents) is a landmark, so nothing on the page is outside one
+    var sidebar = document.querySelector(".bd-sidebar-primary");
+    if (sidebar && !sidebar.hasAttribute("role")) {
+      sidebar.setAttribute("role", "complementary"); sidebar.setAttribute("aria-label", "The book's contents");
+    }
     // the theme's own scrolling panes (sidebars, the table of contents) take keyboard focus too
     Array.prototype.forEach.call(document.querySelectorAll(".bd-sidebar-primary .sidebar-primary-items__end, " +
         ".bd-sidebar-primary, .bd-sidebar-secondary, .bd-toc-nav, nav.bd-links"), function (e) {
