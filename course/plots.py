@@ -338,10 +338,10 @@ def narrow_figure(fig, width_in: float = NARROW_WIDTH_IN):
             if panel.images or panel.get_aspect() != "auto":  # a fixed aspect: its height follows its new width
                 h = min(5.0, max(1.0, h * (width_in - 1.0) / max(w, 1e-6)))
                 rows = [t for t in panel.get_yticklabels() if t.get_text().strip()]
-                tall = len(rows) * 1.4 * max((t.get_fontsize() for t in rows), default=0) / 72  # a line a label
-                if panel.images and tall > h:  # a heat map with a name a row: taller than wide, every name kept
+                tall = len(rows) * max((t.get_fontsize() for t in rows), default=0) / 72  # one label a font size high
+                if panel.images and tall > h:  # a heat map whose row names would touch: taller, every name kept
                     panel.set_aspect("auto")
-                    h = min(5.0, tall)
+                    h = min(5.0, 1.4 * tall)  # a line and a gap a name
             else:
                 h = min(3.2, max(1.8, h))
             heights.append(h + 0.9)  # + its own title, tick labels and axis label
@@ -455,10 +455,41 @@ def _tidy(fig) -> bool:
         renderer = _renderer(fig)
     moved = False
     for ax in _panels(fig):
+        moved |= _keep_notes_inside(ax, renderer)
+    if moved:
+        renderer = _renderer(fig)
+    for ax in _panels(fig):
         moved |= _clear_legend(ax, renderer)
     if moved:
         _lay_out(fig)
     return changed or moved
+
+
+def _keep_notes_inside(ax, renderer) -> bool:
+    """A note written beside its point (an annotation offset in points) that runs out of its panel is written
+    on another side of its point (left above, left below, right below), the first inside the panel and off the
+    panel's lines. Whether one moved."""
+    from matplotlib.text import Annotation
+
+    panel, moved = ax.get_window_extent(renderer), False
+    lines = [ln.get_transform().transform_path(ln.get_path()) for ln in ax.get_lines() if ln.get_visible()]
+    for note in ax.texts:
+        if not (isinstance(note, Annotation) and note.get_visible() and note.anncoords == "offset points"):
+            continue
+        box = note.get_window_extent(renderer)
+        if box.x0 >= panel.x0 - 1 and box.x1 <= panel.x1 + 1:
+            continue
+        dx, dy = (abs(v) for v in note.xyann)
+        for sx, sy in ((-1, 1), (-1, -1), (1, -1), (1, 1)):
+            note.xyann = (sx * dx, sy * dy)
+            note.set_horizontalalignment("left" if sx > 0 else "right")
+            note.set_verticalalignment("bottom" if sy > 0 else "top")
+            box = note.get_window_extent(renderer)
+            if (box.x0 >= panel.x0 and box.x1 <= panel.x1 and box.y0 >= panel.y0 and box.y1 <= panel.y1
+                    and not any(path.intersects_bbox(box, filled=False) for path in lines)):
+                break
+        moved = True
+    return moved
 
 
 def _thin_labels(ax, renderer) -> bool:

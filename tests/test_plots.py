@@ -311,3 +311,24 @@ def test_category_names_of_two_lines_are_turned_on_one_line():
     ends = [t.get_window_extent(r).x1 for t in labels]  # each name ends at its tick, turned 40 degrees
     line = labels[0].get_fontsize() * narrow.dpi / 72
     assert min(b - a for a, b in zip(ends, ends[1:])) * np.sin(np.radians(40)) >= line, "the turned names are apart"
+
+
+def test_a_note_that_runs_out_of_its_panel_is_written_on_another_side_of_its_point():
+    """Chapter 7's -ln p curve: the note beside its last point ran past the panel's right edge on a phone."""
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ps = np.logspace(-5, 0, 100)
+    ax.plot(ps, -np.log(ps))
+    ax.set_xscale("log")
+    for p in (1e-4, 0.62):
+        ax.plot([p], [-np.log(p)], "o")
+        ax.annotate(f"p = {p}: {-np.log(p):.3f}", (p, -np.log(p)), textcoords="offset points", xytext=(8, 4))
+    narrow = plots.narrow_figure(fig)
+    r = _drawn(narrow)
+    panel = narrow.axes[0].get_window_extent(r)
+    line = narrow.axes[0].get_lines()[0]
+    path = line.get_transform().transform_path(line.get_path())
+    for note in narrow.axes[0].texts:
+        box = note.get_window_extent(r)
+        assert panel.x0 <= box.x0 and box.x1 <= panel.x1, f"{note.get_text()} runs out of its panel"
+        assert not path.intersects_bbox(box, filled=False), f"{note.get_text()} is written over the line"
+    assert narrow.axes[0].texts[1].xyann[0] < 0 and fig.axes[0].texts[1].xyann == (8, 4), "moved in the copy only"
