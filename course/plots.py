@@ -575,7 +575,8 @@ def _clear_legend(ax, renderer) -> bool:
     if not legend_over_data(ax, renderer):
         return True
     fig = ax.figure
-    below = max(0.0, ax.bbox.y0 - ax.xaxis.get_tightbbox(renderer).y0) * 72 / fig.dpi + 4  # points under the axes
+    under = ax.xaxis.get_tightbbox(renderer)  # None where the axis shows nothing (a panel sharing x above another)
+    below = max(0.0, ax.bbox.y0 - under.y0 if under is not None else 0.0) * 72 / fig.dpi + 4  # points under the axes
     for ncols in range(len(labels), 0, -1):
         new = ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0), ncols=ncols,
                         bbox_transform=offset_copy(ax.transAxes, fig=fig, y=-below, units="points"), **style)

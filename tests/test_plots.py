@@ -332,3 +332,20 @@ def test_a_note_that_runs_out_of_its_panel_is_written_on_another_side_of_its_poi
         assert panel.x0 <= box.x0 and box.x1 <= panel.x1, f"{note.get_text()} runs out of its panel"
         assert not path.intersects_bbox(box, filled=False), f"{note.get_text()} is written over the line"
     assert narrow.axes[0].texts[1].xyann[0] < 0 and fig.axes[0].texts[1].xyann == (8, 4), "moved in the copy only"
+
+
+def test_a_legend_moves_on_a_panel_whose_x_axis_shows_nothing():
+    """Stacked panels sharing x: the upper one's axis draws no labels, so it has no box to put a legend under
+    (it raised AttributeError in the page, chapter 2's costs figure)."""
+    fig, axes = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
+    x = np.linspace(0, 1, 50)
+    for ax in axes:
+        for k in range(6):
+            ax.plot(x, np.full_like(x, k / 5), label=f"a long legend entry {k}")
+        ax.legend(loc="center", fontsize=10)
+    axes[0].xaxis.set_visible(False)
+    fig.tight_layout()
+    r = _drawn(fig)
+    assert plots.legend_over_data(axes[0], r), "the legend starts over the lines"
+    assert plots._clear_legend(axes[0], r)
+    assert axes[0].get_legend() is not None, "moved, not dropped"
