@@ -16,7 +16,7 @@ Every page, in four modes (1280 and 390 px, light and dark):
 - axe-core (from npm, `make js`) finds no serious or critical violation (light, dark and phone; the
   counts per rule of every mode are printed and written to $PAGE_SHOTS/axe.json);
 - every figure is shown in the version drawn for the width (course/plots.py: the phone's, stacked, under
-  600 px; the page's above) and no figure's text is scaled below ``READABLE_PX`` at a phone's width;
+  600 px; the page's above) and no figure's text is scaled below ``READABLE_PX``, on a phone or a desktop;
 - a full-page screenshot goes to $PAGE_SHOTS (default: pytest's temporary folder; the path is printed).
 In the first mode (1280 px, light) also:
 - the title is the source's first heading; every image loads, has alt text that is not a file name, and a
@@ -207,7 +207,8 @@ _OUT_OF_COLUMN = """() => {
         if (box && box !== art) {
             const how = getComputedStyle(box).overflowX;
             if (how === 'auto' || how === 'scroll') {
-                if (box.classList.contains('course-scrolls')) continue;
+                // its own box or one around it carries the hint (page.js marks the outermost box that scrolls)
+                if (box.closest('.course-scrolls')) continue;
                 bad.push({el: e, why: name(e) + ' scrolls in ' + name(box) + ' without a visible hint'});
             } else {
                 bad.push({el: e, why: name(e) + ' is cropped by ' + name(box)});
@@ -302,9 +303,9 @@ _CONTENT_WIDTH = """(e => { const s = getComputedStyle(e); return e.getBoundingC
 
 
 def _check_figures(page, tab, width):
-    """Each figure in the version drawn for this width (the phone's under 600 px, where it has one); at a phone's
+    """Each figure in the version drawn for this width (the phone's under 600 px, where it has one); at every
     width no figure's smallest text is scaled below READABLE_PX (course/plots.py draws for a column of
-    PHONE_COLUMN_PX; a narrower one fails here)."""
+    PHONE_COLUMN_PX on a phone, PAGE_COLUMN_PX on a desktop; a narrower one fails here)."""
     from course.plots import READABLE_PX
 
     figures = tab.page.evaluate("""Array.from(document.querySelectorAll('main .cell_output img')).map(i => {
@@ -320,7 +321,10 @@ def _check_figures(page, tab, width):
         assert has_narrow == f["picture"], f"{page}: {f['src']}: a phone's version without <picture>, or the reverse"
         assert f["src"].endswith(".narrow.png") == (has_narrow and width <= 600), \
             f"{page} at {width} px shows {f['src']} (the phone's version under 600 px, else the page's)"
-    if width <= 600:
+    if width > 600:  # a desktop: every figure, a diagram too, scaled to its column at most this far
+        small = [(f["src"], round(px, 1)) for f in figures if (px := f["text"] * f["shown"] / f["natural"]) < READABLE_PX]
+        assert not small, f"{page} at {width} px: figure text scaled below {READABLE_PX} px: {small}"
+    else:
         small = [(f["src"], round(px, 1)) for f in figures
                  if (px := (f["narrowText"] if f["src"].endswith(".narrow.png") else f["text"])
                      * f["shown"] / f["natural"]) < READABLE_PX and not f["diagram"]]
