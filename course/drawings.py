@@ -404,8 +404,50 @@ def pretraining_loop() -> Drawing:
     return d
 
 
+def _confidence() -> float:
+    """The experiments' compare(): its default confidence."""
+    from course import runs  # noqa: F401  (puts the repository on sys.path for projects/)
+    from projects.pretraining_experiments.experiments import compare
+
+    return inspect.signature(compare).parameters["confidence"].default
+
+
+def seed_verdict() -> Drawing:
+    """Chapter 12: from runs over several seeds to the sentence a page may write."""
+    conf = f"{_confidence():.0%}"
+    d = Drawing(WIDTH, 420, "From runs over several seeds to a verdict on two recipes",
+                "Three boxes, seed 0, seed 1 and seed 2, each training recipe A and recipe B with that seed. "
+                "Arrows lead to one box, the differences a minus b, one per seed, and then to a box with their mean "
+                f"and its {conf} interval from Student's t. Below, three number lines with zero marked: an interval "
+                "wholly right of zero reads 'A larger', one wholly left of zero 'A smaller', and one that spans zero "
+                "'no difference we can see'.",
+                "A claim is tested by training both recipes with the same seeds: each seed gives one difference, "
+                "and the interval over those differences, not one run, chooses the sentence.")
+    for i in range(3):
+        x = 20 + i * 150
+        d.box(x, 12, 140, 50, f"seed {i}", color="segment", sub="train A, train B")
+        d.arrow(x + 70, 62, 240 + (i - 1) * 60, 92)
+    d.box(40, 92, 400, 48, "differences: a − b, one per seed", color="sum", sub="paired: same seed, same data")
+    d.arrow(240, 140, 240, 162)
+    d.box(40, 162, 400, 48, f"mean difference, {conf} interval", color="heads", sub="mean ± t · spread / √seeds")
+    d.arrow(240, 210, 240, 236)
+    zero = 150
+    d.text(20, 250, "the interval (dot: the mean) against zero", anchor="start", size=FONT - 3, muted=True)
+    for k, (low, high, words) in enumerate(((180, 270, "above 0: larger"), (40, 125, "below 0: smaller"),
+                                           (105, 215, "spans 0: no difference"))):
+        y = 284 + 52 * k
+        d.path(f"M20,{y} H280")
+        d.path(f"M{zero},{y - 22} V{y + 4}", dashed=True)
+        d.text(zero, y + 17, "0", size=FONT - 3, muted=True)
+        c = COLORS["bert" if k == 0 else "gpt" if k == 1 else "pad"]
+        d.parts.append(f'<line x1="{low}" y1="{y - 12}" x2="{high}" y2="{y - 12}" stroke="{c}" stroke-width="5" '
+                       f'stroke-linecap="round"/><circle cx="{(low + high) / 2}" cy="{y - 12}" r="5" fill="currentColor"/>')
+        d.text(296, y + 5, words, anchor="start", size=FONT - 1)
+    return d
+
+
 DRAWINGS = {f.__name__: f for f in (visibility, encoder_layer, sizes, embeddings, input_layout, padding_mask, mlm,
-                                    masking_split, nsp, finetuning, pretraining_loop)}
+                                    masking_split, nsp, finetuning, pretraining_loop, seed_verdict)}
 
 
 def show(name: str):
