@@ -2,7 +2,7 @@
 
 ``make book`` runs this, then ``jupyter-book build``. Two kinds of work, one queue:
 
-* chapter 11's training runs (``course.runs.RUNS``), each kept in ``_build/.runs`` under a key of its inputs;
+* chapters 11 and 12's training runs (``course.runs.RUNS``), each kept in ``_build/.runs`` under a key of its inputs;
 * every notebook of the table of contents, executed exactly as Jupyter Book would (same reader, same
   kernel, same timeout) and stored in Jupyter Book's own cache (``_build/.jupyter_cache``), which it then
   reads instead of executing. A chapter that reads runs (``READS_RUNS``) runs after them.
@@ -40,10 +40,18 @@ BUILD = ROOT / "_build"
 NB_CACHE = BUILD / ".jupyter_cache"  # where Jupyter Book's cache mode looks (execute.execute_notebooks: cache)
 LOGS = runs.CACHE / "logs"
 CELL_TIMES = BUILD / "cell_times.json"  # every executed cell's seconds, with its notebook's timeout
-WAITS_FOR_RUNS = "chapters/11_pretraining"  # the chapter that reads every run of course.runs
 # The chapters that read runs, and which: each executes after them, and again whenever one of them is computed
-# anew (its stored outputs show the old run). Chapter 7's fill-mask demo reads the default run's checkpoint.
-READS_RUNS = {WAITS_FOR_RUNS: tuple(runs.RUNS), "chapters/07_mlm": ("pretraining",)}
+# anew (its stored outputs show the old run). Chapter 11 reads the default run, the step timings and the
+# fine-tunings; chapter 12 the experiments and the few-label runs beside them (MiniLM's, and the tiny model's
+# topics fine-tuning for its baselines and recipe); chapter 7's fill-mask demo the default run's checkpoint.
+# Together 11 and 12 read every run (tests/test_build.py checks each list against the chapter's text).
+_EXPERIMENT_RUNS = tuple(name for name, run in runs.RUNS.items()
+                         if run.func.startswith("projects.") or name.startswith("minilm "))
+READS_RUNS = {
+    "chapters/11_pretraining": tuple(name for name in runs.RUNS if name not in _EXPERIMENT_RUNS),
+    "chapters/12_experiments": _EXPERIMENT_RUNS + ("docstring_topics pretrained tiny",),
+    "chapters/07_mlm": ("pretraining",),
+}
 NOTEBOOK_COST = 25.0  # about how long a chapter takes to execute, for the order of the queue
 
 

@@ -74,7 +74,7 @@ def browser():
 # a file missing or misplaced costs time, never a result.
 LONGEST_FIRST = [
     "test_exercises.py",          # every assignment's class graded (a run of python -m bertgrader all)
-    "test_experiments.py",        # chapter 11's experiments, each trained for a few hundred steps
+    "test_experiments.py",        # chapter 12's experiments, each trained for a few hundred steps
     "test_class_grading.py",      # whole classes: interrupted and resumed, sharded on PostgreSQL, serial vs parallel
     "test_grading_security.py",   # the attacked class
     "test_pretrain.py",

@@ -120,25 +120,48 @@ def test_a_run_defined_here_is_keyed_by_its_own_source(scratch_runs, monkeypatch
     assert runs.key("first") != before
 
 
-def test_every_run_the_chapter_reads_is_in_the_catalogue():
-    text = (ROOT / "chapters" / "11_pretraining.md").read_text(encoding="utf-8")
+RUN_CHAPTERS = ("chapters/11_pretraining", "chapters/12_experiments")  # the chapters of the training runs
+
+
+def runs_named(text: str) -> tuple[set[str], list[re.Pattern]]:
+    """The runs a chapter reads: the names of its ``runs.result("name")`` calls, and a pattern for each templated
+    ``runs.result(f"...")`` (its fields match anything)."""
     named = set(re.findall(r'runs\.result\("([^"]+)"\)', text))
-    templated = re.findall(r'runs\.result\(f"([^"]+)"\)', text)
+    templates = [re.compile(re.sub(r"\\\{[^}]*\\\}", ".+", re.escape(t)))
+                 for t in re.findall(r'runs\.result\(f"([^"]+)"\)', text)]
+    return named, templates
+
+
+@pytest.mark.parametrize("page", RUN_CHAPTERS)
+def test_every_run_the_chapter_reads_is_in_the_catalogue_and_waited_for(page):
+    """Each run the chapter reads exists, and the build computes it before it executes the chapter
+    (``READS_RUNS``); the chapter waits for nothing it does not read."""
+    text = (ROOT / f"{page}.md").read_text(encoding="utf-8")
+    named, templates = runs_named(text)
+    waited = set(build.READS_RUNS[page])
     assert named and named <= set(runs.RUNS), sorted(named - set(runs.RUNS))
-    for pattern in templated:
-        regex = re.sub(r"\\\{[^}]*\\\}", ".+", re.escape(pattern))
-        assert any(re.fullmatch(regex, n) for n in runs.RUNS), f"no run matches {pattern!r}"
+    assert named <= waited, f"{page} reads {sorted(named - waited)} without waiting for them (READS_RUNS)"
+    for t in templates:
+        assert any(t.fullmatch(n) for n in waited), f"{page}: no run it waits for matches {t.pattern!r}"
+    unread = [n for n in waited if n not in named and not any(t.fullmatch(n) for t in templates)]
+    assert not unread, f"{page} waits for runs it never reads: {unread}"
     code = "\n".join(re.findall(r"```\{code-cell\} ipython3\n(.*?)```", text, flags=re.S))
     code = re.sub(r"#.*", "", code)  # comments may say which call a run is
     for call in ("pretrain(", "finetune_task(", "train_steps(", *(f"E.{e}(" for e in
                                                                ("bidirectional", "mask_mismatch", "mask_rate", "nsp", "few_labels"))):
-        assert call not in code, f"chapter 11 trains in a cell ({call}...): put the run in course.runs.RUNS"
+        assert call not in code, f"{page} trains in a cell ({call}...): put the run in course.runs.RUNS"
+
+
+def test_the_two_chapters_read_every_run():
+    """Every run of the catalogue is read by chapter 11 or 12 (a run no page reads is work for nothing)."""
+    read = set().union(*(build.READS_RUNS[page] for page in RUN_CHAPTERS))
+    assert read == set(runs.RUNS), sorted(read ^ set(runs.RUNS))
 
 
 # ---------------------------------------------------------------------------------------------- the schedule
 def test_the_longest_chain_starts_first():
     jobs = [build.Job("run", name, run.cost, run.after) for name, run in runs.RUNS.items()]
-    jobs.append(build.Job("notebook", build.WAITS_FOR_RUNS, build.NOTEBOOK_COST, tuple(runs.RUNS)))
+    jobs += [build.Job("notebook", page, build.NOTEBOOK_COST, build.READS_RUNS[page]) for page in RUN_CHAPTERS]
     jobs += [build.Job("notebook", f"chapters/{i:02d}", build.NOTEBOOK_COST) for i in range(1, 11)]
     priority = build.chain(jobs)
     assert max(priority, key=priority.get) == "pretraining"
@@ -166,8 +189,9 @@ def test_a_chapter_that_reads_a_run_computed_now_executes_after_it(monkeypatch):
     monkeypatch.setattr(runs, "is_cached", lambda name: name != "pretraining")
     monkeypatch.setattr(build, "notebook_is_cached", lambda page: True)  # stored, but from the old run
     jobs = {j.name: j for j in build.plan()}
-    assert set(jobs) == {"pretraining", "chapters/07_mlm", build.WAITS_FOR_RUNS}
-    assert jobs["chapters/07_mlm"].after == ("pretraining",) == jobs[build.WAITS_FOR_RUNS].after
+    # chapter 12 reads no run computed now here (its experiment 5 builds on the default run, but is stored here)
+    assert set(jobs) == {"pretraining", "chapters/07_mlm", "chapters/11_pretraining"}
+    assert jobs["chapters/07_mlm"].after == ("pretraining",) == jobs["chapters/11_pretraining"].after
     monkeypatch.setattr(runs, "is_cached", lambda name: True)
     assert build.plan() == []
 
@@ -228,10 +252,11 @@ def test_no_cell_comes_near_its_timeout():
 
 
 @pytest.mark.book
-def test_the_pretraining_chapter_survives_a_machine_three_times_slower(tmp_path):
-    """Chapter 11 (its runs stored by make book) executed on one core shared with SLOWER - 1 busy processes,
-    each with the same share of it, under its own cell timeout: it finishes, and every number its prose
-    names is glued."""
+@pytest.mark.parametrize("page", RUN_CHAPTERS)
+def test_the_run_chapters_survive_a_machine_three_times_slower(tmp_path, page):
+    """Chapters 11 and 12 (their runs stored by make book), each executed on one core shared with SLOWER - 1
+    busy processes, each with the same share of it, under its own cell timeout: it finishes, and every number
+    its prose names is glued."""
     if not all(runs.is_cached(name) for name in runs.RUNS):
         pytest.fail("the runs are not stored: run `make book` first (`make check` does)")
     hogs = [subprocess.Popen(["taskset", "-c", "0", sys.executable, "-c", "while True: pass"])
@@ -242,7 +267,7 @@ def test_the_pretraining_chapter_survives_a_machine_three_times_slower(tmp_path)
                 "keys = [k for c in nb.cells for o in c.get('outputs', []) "
                 "for k in o.get('metadata', {}).get('scrapbook', {}).get('name', '').split() if k]; "
                 "print(json.dumps({'seconds': seconds, 'keys': keys}))")
-        proc = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", code, build.WAITS_FOR_RUNS], cwd=ROOT,
+        proc = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", code, page], cwd=ROOT,
                               capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"})
         wall = time.perf_counter() - t0
     finally:
@@ -250,15 +275,15 @@ def test_the_pretraining_chapter_survives_a_machine_three_times_slower(tmp_path)
             h.kill()
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    text = (ROOT / f"{build.WAITS_FOR_RUNS}.md").read_text(encoding="utf-8")
+    text = (ROOT / f"{page}.md").read_text(encoding="utf-8")
     named = set(re.findall(r"\{glue(?::[a-z]+)?\}`([A-Za-z0-9_]+)", text))
     named |= set(re.findall(r"```\{glue\} ([A-Za-z0-9_]+)", text))
     missing = named - set(out["keys"])
     assert not missing, f"numbers the prose names but the slow run did not glue: {sorted(missing)}"
-    print(f"chapter 11 on a third of one core: {wall:.0f} s (the build's: {_cell_times()[build.WAITS_FOR_RUNS]['seconds']:.0f} s)")
+    print(f"{page} on a third of one core: {wall:.0f} s (the build's: {_cell_times()[page]['seconds']:.0f} s)")
 
 
 def test_the_readme_counts_the_runs_there_are():
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    m = re.search(r"chapter 11's (\d+) training runs", text)
+    m = re.search(r"chapters 11 and 12's (\d+) training runs", text)
     assert m and int(m.group(1)) == len(runs.RUNS), (m and m.group(0), len(runs.RUNS))

@@ -176,16 +176,33 @@ def test_the_intro_describes_the_tutorials():
         "the intro says what the four texts are and where every claim of theirs is checked"
 
 
+# chapter -> (the chapter whose assignment it points to, why it has none of its own); printed, never silently kept
+SHARED_ASSIGNMENTS: dict[str, tuple[str, str]] = {
+    "chapters/12_experiments": ("chapters/11_pretraining", "issue 20 split chapter 11's five experiments into a "
+                                "chapter of their own; they are run, not written, so its Exercise points to chapter "
+                                "11's assignment (the loss and the schedule every experiment trains with)"),
+}
+
+
 def test_every_chapter_has_an_assignment_and_the_intro_says_so():
+    """Each chapter's own assignment is listed, in order; a chapter of SHARED_ASSIGNMENTS lists the other chapter's,
+    and the exercises page's row and the intro say it has none of its own."""
     texts = _texts()
-    listed = re.findall(r"^\| \{doc\}`(chapters/[\w]+)` \|.*\{download\}`[^<`]*<(exercises/[^>]+)>`", texts["exercises"],
+    listed = re.findall(r"^\| \{doc\}`(chapters/[\w]+)` \|(.*)\{download\}`[^<`]*<(exercises/[^>]+)>`", texts["exercises"],
                         flags=re.M)
     chapters = [p for p in pages() if p.startswith("chapters/")]
-    assert [page for page, _ in listed] == chapters, "exercises.md lists one assignment per chapter, in order"
-    for page, notebook in listed:
+    assert [page for page, _, _ in listed] == chapters, "exercises.md lists one assignment per chapter, in order"
+    for page, row, notebook in listed:
         assert (ROOT / notebook).exists(), f"{page}: {notebook} does not exist"
+        owner, why = SHARED_ASSIGNMENTS.get(page, (page, None))
+        name = Path(owner).name
+        assert notebook == f"exercises/{name}/{name}.ipynb", f"{page} lists {notebook}, not {owner}'s assignment"
+        if why:
+            print(f"\n{page} shares {owner}'s assignment: {why}")
+            assert "none of its own" in row, f"exercises.md: say that {page} has no assignment of its own"
+            assert f"<{page}>`" in texts["intro"], f"the intro does not say that {page} has no assignment of its own"
     assert not re.search(r"[Ee]ach chapter but|[Ee]xcept the last|all but the last", prose(texts["intro"])), \
-        "the intro says a chapter has no assignment"
+        "the intro says a chapter has no assignment without naming it"
 
 
 def test_the_checks_fail_on_broken_text():
