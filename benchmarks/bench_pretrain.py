@@ -21,7 +21,7 @@ Run: python benchmarks/bench_pretrain.py [--repeats 5] [--steps 10] [--seeds 0 1
    printed for each seed); ``--seeds`` with no value skips it.
 
 3. The default run (seed 0) masking each of ``--mask-probs`` instead of its 25%: the masking rate measured at
-   the default run's own scale (chapter 11's experiment 3 compares rates on a smaller model); the default,
+   the default run's own scale (chapter 12's experiment 3 compares rates on a smaller model); the default,
    or no value, skips it.
 
 The last line printed is a JSON object with the figures.

@@ -5,7 +5,7 @@ Names are Hugging Face's, so checkpoints load as they are and what you learn tra
 
 This top level is the model and its data code; what trains it (pretraining, fine-tuning, their corpus and
 command lines) is the subpackage ``bertlib.training``, which imports from here and never the other way round.
-Chapter 11's experiments are an application of both, kept beside the library in ``projects/``.
+Chapter 12's experiments are an application of both, kept beside the library in ``projects/``.
 """
 from .attention import additive_mask, build_attention_mask, causal_visibility, eager_attention, padding_visibility
 from .config import BertConfig

@@ -1,7 +1,7 @@
-"""Chapter 11's training runs, computed once and kept, keyed by everything they depend on.
+"""The training runs of chapters 11 and 12, computed once and kept, keyed by everything they depend on.
 
 Each run of the catalogue ``RUNS`` is a call of a bertlib function (the default pretraining run, the fine-tunings)
-or of chapter 11's experiments (``projects/pretraining_experiments``, beside the library: the five experiments). ``result(name)`` gives its result: from ``_build/.runs`` when a run with the
+or of chapter 12's experiments (``projects/pretraining_experiments``, beside the library: the five experiments). ``result(name)`` gives its result: from ``_build/.runs`` when a run with the
 same inputs was computed before, else computed there and then and stored. The key of a run is a hash of
 its function (and its source, for the two defined here), its arguments, the keys of the runs it builds on, and
 the code that computes it (every file of bertlib and of the experiments' project, the demo hook, the Python,
@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECT = ROOT / "projects" / "pretraining_experiments"  # chapter 11's experiments: not in the installed package
+PROJECT = ROOT / "projects" / "pretraining_experiments"  # chapter 12's experiments: not in the installed package
 if str(ROOT) not in sys.path:  # so the book imports them from this repository (``projects.pretraining_experiments``)
     sys.path.insert(0, str(ROOT))
 CACHE = Path(os.environ.get("BOOK_RUNS_DIR", ROOT / "_build" / ".runs"))

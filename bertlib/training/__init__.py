@@ -28,6 +28,6 @@ Fine-tuning (``python -m bertlib.finetune``: the three heads on the shipped data
 - ``baselines``         what each task's model must beat without a model
 - ``finetune``          the run (the model it starts from, the epochs, the recipe) and its command
 
-Chapter 11's experiments and the generators of their data are not the library: they live beside it, in
+Chapter 12's experiments and the generators of their data are not the library: they live beside it, in
 ``projects/pretraining_experiments/`` (``python -m projects.pretraining_experiments``), and import from here.
 """

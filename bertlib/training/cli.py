@@ -1,4 +1,4 @@
-"""What the command lines (``bertlib.pretrain``, ``bertlib.finetune``, and chapter 11's experiments) share:
+"""What the command lines (``bertlib.pretrain``, ``bertlib.finetune``, and chapter 12's experiments) share:
 argument types that reject a bad value while the arguments are parsed, before any data is read or any step
 is trained, and the check of ``--device``.
 

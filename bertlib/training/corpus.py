@@ -20,7 +20,7 @@ Held-out data is split *by document group*, never by sentence: a group is a top-
 leading underscore dropped (``email.mime.text`` and ``email.parser`` are one group, ``_pyio`` and ``io`` are
 one group, each pydoc topic its own), so that near-copies of a held-out text are never trained on.
 
-The small seeded generators chapter 11's experiments use where real text cannot guarantee a property are in
+The small seeded generators chapter 12's experiments use where real text cannot guarantee a property are in
 ``projects/pretraining_experiments/synthetic.py``, beside the library.
 """
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Fine-tuning a head on one of the three datasets shipped with bertlib (``datasets/``, package data), scored
 against the baselines it must beat: ``finetune_task`` and the command ``python -m bertlib.finetune``.
 
-Book: chapter 10 (the heads) and chapter 11 (pretrained against from scratch, the real MiniLM checkpoint).
+Book: chapter 10 (the heads), chapter 11 (the tiny model fine-tuned, against from scratch) and chapter 12 (with
+few labels, against the real MiniLM checkpoint).
 
     python -m bertlib.finetune --task docstring_topics --model runs/tiny     # a pretrained tiny BERT
     python -m bertlib.finetune --task code_spans --model scratch             # same architecture, random init

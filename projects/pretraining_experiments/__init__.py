@@ -1,4 +1,4 @@
-"""Chapter 11's experiments: what the BERT paper (and later work) asserts, tested by training a tiny BERT.
+"""Chapter 12's experiments: what the BERT paper (and later work) asserts, tested by training a tiny BERT.
 
 An application of ``bertlib``, kept beside the library as minGPT keeps its ``projects/``: it imports from
 ``bertlib`` and ``bertlib.training``, and nothing there imports from here. Not part of the installed package;

@@ -1,4 +1,4 @@
-"""``python -m projects.pretraining_experiments NAME``: one of chapter 11's experiments (``experiments.main``)."""
+"""``python -m projects.pretraining_experiments NAME``: one of chapter 12's experiments (``experiments.main``)."""
 from .experiments import main
 
 if __name__ == "__main__":

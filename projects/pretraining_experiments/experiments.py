@@ -3,7 +3,7 @@ a difference over seeds is. The small defaults are short enough for the book to 
 result's ``seconds`` says how long it took), each over several seeds so that a difference comes with its
 interval; ``--full`` runs a larger version.
 
-Book: chapter 11, and the chapters each one illustrates (1, 8, 9, 10).
+Book: chapter 12, and the chapters each one illustrates (1, 8, 9, 10).
 
     python -m projects.pretraining_experiments bidirectional   # 1. a cloze whose answer is on the right: BERT vs GPT mask
     python -m projects.pretraining_experiments mask_mismatch   # 2. 80/10/10 against 100% [MASK]: probes, transfer
@@ -408,7 +408,7 @@ FULL = {  # the larger versions, for readers with more time
 def main(argv=None) -> None:
     """The command: one experiment, its table as the last line of stdout (JSON)."""
     p = argparse.ArgumentParser(prog="python -m projects.pretraining_experiments", description=__doc__.split("\n\n")[0])
-    p.add_argument("name", choices=sorted(EXPERIMENTS), help="which experiment (chapter 11 shows each)")
+    p.add_argument("name", choices=sorted(EXPERIMENTS), help="which experiment (chapter 12 shows each)")
     p.add_argument("--full", action="store_true", help="the larger version (minutes to tens of minutes)")
     p.add_argument("--model", help="few_labels: the pretrained checkpoint directory (python -m bertlib.pretrain --out)")
     p.add_argument("--threads", type=cli.non_negative_int, help="torch threads (default: torch's choice)")
