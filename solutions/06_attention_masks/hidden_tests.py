@@ -43,8 +43,22 @@ def _left_padded(lengths, T):
 
 def _describe(mask):
     B, T = mask.shape
-    left = bool((mask[:, 0] < mask[:, -1]).any())
-    return f"a {B} x {T} batch of lengths {mask.sum(1).tolist()}" + (", padded on the left" if left else "")
+    m = mask.long()
+    left = bool((m[:, 0] < m[:, -1]).any())
+    kind = "" if mask.dtype == torch.long else f" ({mask.dtype} mask)"
+    return f"a {B} x {T} batch of lengths {m.sum(1).tolist()}" + (", padded on the left" if left else "") + kind
+
+
+def _unchanged(what, before, after):
+    """The argument ``what`` is as it was before the call (shape, dtype and values)."""
+    after = tensor(after, what)
+    check(after.shape == before.shape,
+          f"your function changed the {what} it was given: its shape went from {tuple(before.shape)} to "
+          f"{tuple(after.shape)} (an in-place operation such as unsqueeze_ on the caller's tensor); return a new "
+          "tensor and leave the argument as it was")
+    check(after.dtype == before.dtype and torch.equal(after, before),
+          f"your function changed the {what} it was given (an in-place operation such as += or masked_fill_ "
+          "on the caller's tensor): the caller still needs it; compute a new tensor instead")
 
 
 # ------------------------------------------------------------------------------------------------ part 1
@@ -64,13 +78,15 @@ def _check_padding(got, mask, dtype):
           f"padding got {pad}; expected torch.finfo({dtype}).min = {low}"
           + (" (-inf makes a row with nothing visible NaN)" if float("-inf") in pad else "")
           + ("" if dtype == torch.float32 else ": the most negative finite value of the dtype asked for"))
-    check(torch.equal(got, _reference_padding_mask(mask, dtype)), "the mask differs from bertlib's")
+    check(torch.equal(got, _reference_padding_mask(mask.long(), dtype)), "the mask differs from bertlib's")
 
 
 def test_padding(student):
     pad = student.additive_padding_mask
     with case("on the visible test's mask [[1, 1, 0]] (default dtype)"):
-        _check_padding(pad(torch.tensor([[1, 1, 0]])), torch.tensor([[1, 1, 0]]), torch.float32)
+        got, (after, *_) = pad.call_keeping_args(torch.tensor([[1, 1, 0]]))
+        _check_padding(got, torch.tensor([[1, 1, 0]]), torch.float32)
+        _unchanged("attention_mask", torch.tensor([[1, 1, 0]]), after)
     with case("on the visible test's mask [[1, 0]] in float16"):
         _check_padding(pad(torch.tensor([[1, 0]]), torch.float16), torch.tensor([[1, 0]]), torch.float16)
     gen = torch.Generator().manual_seed(501)
@@ -87,6 +103,15 @@ def test_padding(student):
         mask = _left_padded([6, 2, 4, 1, 0], 6)  # 0 marks padding wherever it is, not only at the end
         with case(f"with {_describe(mask)} in {dtype}"):
             _check_padding(pad(mask, dtype), mask, dtype)
+    # The masks real callers pass: a tokenizer's long 1/0, a bool one (True = real), a float 1.0/0.0 one, int32;
+    # each mask is a new content of one shape, so an answer kept from an earlier call of that shape shows.
+    for lengths, form in (([5, 3, 1], torch.bool), ([2, 5, 4], torch.float32), ([4, 4, 2], torch.int32),
+                          ([1, 2, 5], torch.long), ([3, 5, 3], torch.bool)):
+        mask = _batch(lengths, 5).to(form)
+        with case(f"with {_describe(mask)}"):
+            got, (after, *_) = pad.call_keeping_args(mask, torch.float32)
+            _check_padding(got, mask.long(), torch.float32)
+            _unchanged("attention_mask", mask, after)
 
 
 # ------------------------------------------------------------------------------------------------ part 2
@@ -162,6 +187,15 @@ def test_softmax(student):
     scores = torch.tensor([[[[0.0, 0.0, 0.0], [1.0, 2.0, 50.0], [0.0, 0.0, 0.0]]]])  # (1, 1, 3, 3)
     with case("on the visible test's scores (1 x 1 x 3 x 3, the padding key scored 50) and mask [[1, 1, 0]]"):
         _check_softmax(student, scores, torch.tensor([[1, 1, 0]]), atol=1e-4)
+    gen = torch.Generator().manual_seed(503)
+    for lengths in ([6, 2, 5], [3, 6, 1]):  # one shape, new content: nothing may be kept from an earlier call
+        mask = _batch(lengths, 6)
+        scores = torch.randn(3, 2, 6, 6, generator=gen) * 4
+        with case(f"with {_describe(mask)} and 2 heads (the scores checked after the call)"):
+            # the mask after the call is Part 1's business: masked_softmax hands it to additive_padding_mask
+            got, (scores_after, _) = student.masked_softmax.call_keeping_args(scores, mask)
+            _unchanged("scores", scores, scores_after)
+            _check_softmax(student, scores, mask)
     gen = torch.Generator().manual_seed(502)
     for _ in range(4):
         B, nh, T = (int(torch.randint(lo, hi, (1,), generator=gen)) for lo, hi in ((1, 5), (1, 4), (2, 10)))
@@ -208,6 +242,8 @@ def _check_causal(got, T, dtype):
 def test_causal(student):
     with case("on the visible test's T=3 (default dtype)"):
         _check_causal(student.causal_additive_mask(3), 3, torch.float32)
-    for T, dtype in ((1, torch.float32), (5, torch.float64), (17, torch.float16), (8, torch.bfloat16), (4, torch.float32)):
+    # T=5 twice, in two dtypes: a mask kept from an earlier call of the same length must not come back
+    for T, dtype in ((1, torch.float32), (5, torch.float64), (17, torch.float16), (8, torch.bfloat16), (4, torch.float32),
+                     (5, torch.float16), (5, torch.float32)):
         with case(f"with T={T} in {dtype}"):
             _check_causal(student.causal_additive_mask(T, dtype), T, dtype)

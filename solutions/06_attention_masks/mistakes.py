@@ -92,3 +92,49 @@ def masked_softmax(scores, attention_mask):
     lengths = attention_mask.sum(dim=1)  # (B,)
     real = (torch.arange(scores.shape[-1])[None, :] < lengths[:, None]).long()  # (B, T)
     return (scores + additive_padding_mask(real, scores.dtype)).softmax(dim=-1)
+
+
+# %% padding_mask_unsqueezed_in_place cell=padding loses=test_padding
+# why: unsqueeze_ reshapes the caller's own mask to (B, 1, 1, T): the next use of attention_mask breaks
+def additive_padding_mask(attention_mask, dtype=torch.float32):
+    visible = attention_mask.unsqueeze_(1).unsqueeze_(1)  # (B, 1, 1, T)
+    return torch.zeros(visible.shape, dtype=dtype).masked_fill(visible == 0, torch.finfo(dtype).min)
+
+
+# %% padding_mask_from_one_minus cell=padding loses=test_padding
+# why: 1 - mask assumes a number mask: a bool mask (True = real token), as real callers pass, raises
+def additive_padding_mask(attention_mask, dtype=torch.float32):
+    hidden = (1 - attention_mask[:, None, None, :]).to(dtype)  # (B, 1, 1, T): 1 on padding
+    return hidden * torch.finfo(dtype).min
+
+
+# %% padding_mask_cached_by_shape cell=padding loses=test_padding
+# why: a mask kept per shape is the first batch's padding, not this batch's: batches of one shape differ
+_masks = {}
+
+
+def additive_padding_mask(attention_mask, dtype=torch.float32):
+    key = (tuple(attention_mask.shape), dtype)
+    if key not in _masks:  # built once per shape and dtype
+        visible = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T)
+        _masks[key] = torch.zeros(visible.shape, dtype=dtype).masked_fill(~visible, torch.finfo(dtype).min)
+    return _masks[key]
+
+
+# %% softmax_adds_into_given_scores cell=softmax loses=test_softmax
+# why: += writes the mask into the caller's scores: whoever reads them after the call sees finfo.min there
+def masked_softmax(scores, attention_mask):
+    scores += additive_padding_mask(attention_mask, scores.dtype)  # saves a copy
+    return scores.softmax(dim=-1)
+
+
+# %% causal_mask_cached_by_length cell=causal loses=test_causal
+# why: a cache keyed by T alone gives back the mask of the first dtype asked for at that length
+_causal = {}
+
+
+def causal_additive_mask(T, dtype=torch.float32):
+    if T not in _causal:
+        future = torch.ones(T, T, dtype=torch.bool).triu(1)  # (T, T)
+        _causal[T] = torch.zeros(T, T, dtype=dtype).masked_fill(future, torch.finfo(dtype).min)[None, None]
+    return _causal[T]
