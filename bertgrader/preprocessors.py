@@ -39,7 +39,7 @@ from bertgrader.kernel_manager import SandboxedKernelManager
 from bertgrader.kernel.kernel_side import MIME
 from bertgrader.remote import KernelGone, Student
 from bertgrader.sandbox import Limits, Sandbox, check_available, package_dir
-from bertgrader.switch_off import stubbed_bertlib
+from bertgrader.switch_off import probe_code, stubbed_bertlib
 
 SAFE_MIME = {"text/plain", "image/png", "image/jpeg", MIME}
 NOT_RUN = "not graded: {why}; the cells after it could not run"
@@ -164,15 +164,8 @@ class TrustedExecute(Execute):
         names = list(getattr(self._module, "SWITCHED_OFF", []))
         if not names or self.sandbox == "none" or not self.nb.cells:
             return
-        code = (f"import importlib as _i, inspect as _s\n_p = {names[0]!r}.split('.')\n"
-                "for _n in range(len(_p), 0, -1):\n"
-                "    try:\n        _o, _r = _i.import_module('.'.join(_p[:_n])), _p[_n:]\n        break\n"
-                "    except ImportError:\n        pass\n"
-                "for _a in _r:\n    _o = getattr(_o, _a)\n"
-                "print('STUBBED' if 'is switched off while your notebook is graded' in _s.getsource(_o) else 'REAL')\n"
-                "del _i, _s, _p, _n, _o, _r")
         self._index, self._cell = 0, self.nb.cells[0]
-        outputs, status = self._run_in_kernel(code)
+        outputs, status = self._run_in_kernel(probe_code(names[0]))
         printed = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
         if status == "ok" and printed.strip() == "STUBBED":
             return

@@ -21,19 +21,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bertgrader.sandbox import Sandbox, SandboxUnavailable, bwrap_path, check_available, package_dir
+from bertgrader.switch_off import probe_code, stubbed_bertlib
 
 PROBE = "bertlib.attention.padding_visibility"  # a function assignment 01 switches off
-STUB_TEXT = "is switched off while your notebook is graded"  # bertgrader.switch_off's stub says this
-PROBE_CODE = (
-    "import ipykernel, torch, bertlib, bertgrader.kernel.notebook, inspect\n"
-    "from bertlib.attention import padding_visibility\n"
-    f"print('STUBBED' if {STUB_TEXT!r} in inspect.getsource(padding_visibility) else 'REAL', torch.__version__)\n"
-)
+# the kernel's imports, then the grader's own probe (STUBBED or REAL, as before a student's first cell), then torch's version
+PROBE_CODE = ("import ipykernel, torch, bertlib, bertgrader.kernel.notebook\n" + probe_code(PROBE)
+              + "\nprint(torch.__version__)\n")
 
 
 def _sandbox(workdir: Path) -> Sandbox:
-    from bertgrader.switch_off import stubbed_bertlib
-
     return Sandbox(workdir=workdir, overlays={str(package_dir("bertlib")): str(stubbed_bertlib([PROBE]))})
 
 

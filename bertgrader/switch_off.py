@@ -20,11 +20,25 @@ from pathlib import Path
 from bertgrader.sandbox import package_dir
 
 _cache: dict[tuple, Path] = {}
+# What every stub says, and how the grader recognises one in a kernel (probe_code): defined here only.
+STUB_MARKER = "is switched off while your notebook is graded"
 
 
 def _stub_body(qualname: str) -> list[ast.stmt]:
-    message = f"{qualname} is switched off while your notebook is graded: write it yourself"
+    message = f"{qualname} {STUB_MARKER}: write it yourself"
     return ast.parse(f"raise RuntimeError({message!r})").body
+
+
+def probe_code(name: str) -> str:
+    """Code for a kernel that prints STUBBED if bertlib's ``name`` (a dotted path, as in SWITCHED_OFF) is the
+    stub this module writes, REAL if it is bertlib's own, and leaves no name behind in the kernel."""
+    return (f"import importlib as _i, inspect as _s\n_p = {name!r}.split('.')\n"
+            "for _n in range(len(_p), 0, -1):\n"
+            "    try:\n        _o, _r = _i.import_module('.'.join(_p[:_n])), _p[_n:]\n        break\n"
+            "    except ImportError:\n        pass\n"
+            "for _a in _r:\n    _o = getattr(_o, _a)\n"
+            f"print('STUBBED' if {STUB_MARKER!r} in _s.getsource(_o) else 'REAL')\n"
+            "del _i, _s, _p, _n, _o, _r")
 
 
 class _Stubber(ast.NodeTransformer):
