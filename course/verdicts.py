@@ -14,8 +14,16 @@ def said(cmp: dict, larger: str, smaller: str, same: str) -> str:
     return {"larger": larger, "smaller": smaller, "no difference": same}[cmp["verdict"]]
 
 
+def _end(value: float, digits: int) -> str:
+    """An interval's end, with as many more digits as it takes not to print a nonzero end as zero: a lower end
+    of 0.0004 printed "+0.000" reads as an interval that touches zero, which decides the verdict."""
+    while digits < 8 and value != 0 and round(value, digits) == 0:
+        digits += 1
+    return f"{value:+.{digits}f}"
+
+
 def interval(cmp: dict, digits: int = 3) -> str:
     """A difference with its confidence interval over the seeds, as the prose prints it:
     ``+0.125 (95% interval +0.050 to +0.200, 3 seeds)``."""
-    return (f"{cmp['difference']:+.{digits}f} ({cmp['confidence']:.0%} interval {cmp['low']:+.{digits}f} to "
-            f"{cmp['high']:+.{digits}f}, {cmp['n']} seeds)")
+    return (f"{cmp['difference']:+.{digits}f} ({cmp['confidence']:.0%} interval {_end(cmp['low'], digits)} to "
+            f"{_end(cmp['high'], digits)}, {cmp['n']} seeds)")
