@@ -125,6 +125,8 @@ def test_nsp_experiment_fine_tunes_both_pretrainings_on_the_pair_task():
     r = E.nsp(steps=3, batch_size=16, train_pairs=16, seeds=(0,))
     assert [row["pretraining"] for row in r["rows"]] == ["MLM + NSP", "MLM only"]
     assert all(0.0 <= row["pair_task_accuracy"] <= 1.0 for row in r["rows"])
+    # the control: each recipe fine-tuned again from the same fresh pooler and classifier
+    assert all(0.0 <= row["pair_task_accuracy_fresh_pooler"] <= 1.0 for row in r["rows"])
 
 
 def test_few_labels_compares_a_checkpoint_with_scratch(tmp_path):

@@ -324,6 +324,15 @@ def _pair_batch(pairs, tok, seq_len):
     return encode_examples(examples, tok, seq_len)
 
 
+def _pair_task(clf, train_set: dict, test_set: dict, seed: int) -> float:
+    """Fine-tune ``clf`` on the pair task's labelled pairs; its accuracy on the held-out pairs."""
+    train_epochs(clf, {**{k: train_set[k] for k in ("input_ids", "token_type_ids", "attention_mask")},
+                       "labels": train_set["next_sentence_label"]}, epochs=20, lr=1e-3, batch_size=16, seed=seed)
+    with torch.no_grad():
+        logits = clf(test_set["input_ids"], test_set["attention_mask"], test_set["token_type_ids"]).logits
+    return float((logits.argmax(-1) == test_set["next_sentence_label"]).float().mean())
+
+
 def nsp(steps: int = 300, batch_size: int = 64, train_pairs: int = 64, seeds=(0, 1, 2), num_topics: int = 8,
         progress: bool = False) -> dict:
     """Pretrain with MLM + NSP and with MLM only on synthetic topical documents, same budget; then fine-tune
@@ -367,13 +376,17 @@ def nsp(steps: int = 300, batch_size: int = 64, train_pairs: int = 64, seeds=(0,
             # fine-tune: the pretrained encoder and pooler, a new 2-way classifier
             clf = BertForSequenceClassification(model.config.replace(num_labels=2))
             clf.bert.load_state_dict(model.bert.state_dict())
-            train_epochs(clf, {**{k: train_set[k] for k in ("input_ids", "token_type_ids", "attention_mask")},
-                             "labels": train_set["next_sentence_label"]}, epochs=20, lr=1e-3, batch_size=16, seed=seed)
-            with torch.no_grad():
-                logits = clf(test_set["input_ids"], test_set["attention_mask"], test_set["token_type_ids"]).logits
-            accuracy = float((logits.argmax(-1) == test_set["next_sentence_label"]).float().mean())
+            accuracy = _pair_task(clf, train_set, test_set, seed)
+            # the control: only NSP trains BERT's pooler, so the MLM-only model brings an untrained one. Here
+            # both recipes get the same fresh pooler and classifier (seeded alike), the pretrained rest kept.
+            torch.manual_seed(seed + 1)
+            fresh = BertForSequenceClassification(model.config.replace(num_labels=2))
+            encoder = {k: v for k, v in model.bert.state_dict().items() if not k.startswith("pooler.")}
+            missing, unexpected = fresh.bert.load_state_dict(encoder, strict=False)
+            assert not unexpected and all(k.startswith("pooler.") for k in missing), (missing, unexpected)
             rows.append({"pretraining": "MLM + NSP" if use_nsp else "MLM only", "seed": seed,
-                         "pair_task_accuracy": accuracy})
+                         "pair_task_accuracy": accuracy,
+                         "pair_task_accuracy_fresh_pooler": _pair_task(fresh, train_set, test_set, seed)})
     return {"experiment": "nsp", "rows": rows, "train_pairs": train_pairs, "steps": steps,
             "seconds": time.perf_counter() - t0}
 
