@@ -25,6 +25,14 @@ SWITCHED_OFF = [
 MASK = 103
 
 
+def _unchanged(what, before, after):
+    """The argument ``what`` is as it was before the call (shape, dtype and values)."""
+    after = tensor(after, what)
+    check(after.shape == before.shape and after.dtype == before.dtype and torch.equal(after, before),
+          f"your function changed the {what} it was given (an in-place write such as {what}[...] = ... or "
+          f"masked_fill_ on the caller's tensor): the caller still needs them; compute on a copy or a new tensor")
+
+
 # ------------------------------------------------------------------------------------------------ part 1
 def _loss(student, logits, labels):
     got = tensor(student.masked_lm_loss(logits, labels), "the loss")
@@ -80,6 +88,9 @@ def test_mlm_loss(student):
     labels = torch.full((2, 6), -100)
     labels[0, 1], labels[0, 4], labels[1, 2] = 3, 7, 0  # 0 is a word id like any other
     with case("on the visible test's 2 x 6 batch with 3 labelled positions (one of them word 0)"):
+        got, (logits_after, labels_after) = student.masked_lm_loss.call_keeping_args(logits, labels)
+        _unchanged("labels", labels, labels_after)
+        _unchanged("logits", logits, logits_after)
         got = _loss(student, logits, labels).item()
         log_p = logits.log_softmax(dim=-1)  # (B, T, V)
         expected = -(log_p[0, 1, 3] + log_p[0, 4, 7] + log_p[1, 2, 0]).item() / 3
@@ -88,7 +99,8 @@ def test_mlm_loss(student):
                                           f"{expected:.5f}, got {got:.5f}")
 
     gen = torch.Generator().manual_seed(606)
-    for B, T, V in [(1, 1, 3), (2, 9, 17), (4, 16, 50), (3, 64, 1000)]:
+    # (2, 9, 17) twice: one shape, new content (nothing may be kept from an earlier call)
+    for B, T, V in [(1, 1, 3), (2, 9, 17), (4, 16, 50), (3, 64, 1000), (2, 9, 17)]:
         logits = torch.randn(B, T, V, generator=gen) * 3
         labels = torch.randint(V, (B, T), generator=gen)
         skipped = torch.rand(B, T, generator=gen) > 0.15
@@ -103,6 +115,36 @@ def test_mlm_loss(student):
             if B * T > 1:
                 _check_gradient(student, logits, labels)
 
+    # float64 logits: the loss is computed, and returned, in float64 (bertlib's is)
+    logits = torch.randn(3, 8, 40, generator=gen, dtype=torch.float64) * 3
+    labels = torch.randint(40, (3, 8), generator=gen)
+    labels[torch.rand(3, 8, generator=gen) > 0.4] = -100
+    labels[0, 0] = 5
+    expected = bertlib.heads.mlm_loss(logits, labels)
+    with case("with float64 logits (3 x 8, V=40)"):
+        got = _loss(student, logits, labels)
+        check(got.dtype == torch.float64,
+              f"with float64 logits your loss is {got.dtype}: compute it in the logits' dtype (a cast to float32 "
+              "loses the precision the caller asked for)")
+        check(torch.allclose(got, expected, atol=1e-12, rtol=1e-12),
+              f"expected {expected.item():.12f}, got {got.item():.12f}: compute in float64 throughout")
+
+    # A large logit gap (1e4): the model is confidently wrong at the labelled positions. The loss is large and
+    # finite (about 1e4), as cross_entropy's log-sum-exp gives it; log(softmax(x)) is log(0) = -inf there.
+    logits = torch.randn(2, 6, 9, generator=gen)
+    labels = torch.full((2, 6), -100)
+    labels[0, 1], labels[1, 3], labels[1, 5] = 2, 7, 0
+    logits[0, 1, 4] = logits[1, 3, 1] = logits[1, 5, 8] = 1e4
+    expected = bertlib.heads.mlm_loss(logits, labels)
+    with case("with logits where another word outscores the label by 1e4 (a confidently wrong model)"):
+        got = _loss(student, logits, labels)
+        check(bool(torch.isfinite(got)),
+              f"your loss is {got.item()}, expected about {expected.item():.1f}: softmax underflows to 0 at such a "
+              "gap and log(0) = -inf; compute -log p with log_softmax or F.cross_entropy (log-sum-exp), never "
+              "log(softmax(x))")
+        check(torch.allclose(got.double(), expected.double(), rtol=1e-5),
+              f"expected {expected.item():.4f} (the mean cross-entropy over the labelled positions), got {got.item():.4f}")
+
 
 # ------------------------------------------------------------------------------------------------ part 2
 
@@ -115,7 +157,7 @@ def _head_logits(student, head, emb, x, cfg):
     return tensor(got, "the logits")
 
 
-def _check_head(got, head, emb, x, atol=1e-4, eps_hint=False):
+def _check_head(got, head, emb, x, atol=1e-4, eps_hint=False, earlier=None):
     t = head.transform
     with torch.no_grad():
         expected = head(x)  # (B, T, V)
@@ -131,6 +173,10 @@ def _check_head(got, head, emb, x, atol=1e-4, eps_hint=False):
             f"{t.LayerNorm.eps}): apply layer_norm itself":
                 F.layer_norm(h, h.shape[-1:], t.LayerNorm.weight, t.LayerNorm.bias) @ E.T + b,
         }
+        if earlier is not None:  # (E, bias) of an earlier call of the same shape
+            wrong["with the embedding table or the bias of an earlier call: build the projection from this call's "
+                  "word_embeddings and bias (keep nothing between calls)"] = t.LayerNorm(h) @ earlier[0].T + earlier[1]
+            wrong["with the embedding table of an earlier call: keep nothing between calls"] = t.LayerNorm(h) @ earlier[0].T + b
     check(tuple(got.shape) == tuple(expected.shape),
           f"expected logits of shape (B, T, V) = {tuple(expected.shape)}, got {tuple(got.shape)}")
     diff = (got.float() - expected).abs().max().item()
@@ -140,10 +186,16 @@ def _check_head(got, head, emb, x, atol=1e-4, eps_hint=False):
 
 
 def test_mlm_head(student):
-    for V, H, seed in [(12, 8, 1), (7, 4, 61), (50, 16, 62), (300, 32, 63)]:
+    # (12, 8) twice, other weights: nothing built on one call may be reused on the next
+    first = None
+    for V, H, seed in [(12, 8, 1), (7, 4, 61), (50, 16, 62), (300, 32, 63), (12, 8, 65)]:
         head, emb, x, cfg = _random_head(V, H, seed)
-        with case(f"with V={V}, H={H}" + (" (the visible test's head)" if seed == 1 else "")):
-            _check_head(_head_logits(student, head, emb, x, cfg), head, emb, x)
+        with case(f"with V={V}, H={H}" + (" (the visible test's head)" if seed == 1 else
+                                         ", other weights than an earlier call's" if seed == 65 else "")):
+            _check_head(_head_logits(student, head, emb, x, cfg), head, emb, x,
+                        earlier=first if seed == 65 else None)
+        if seed == 1:
+            first = (emb.weight.detach().clone(), head.bias.detach().clone())
     head, emb, x, cfg = _random_head(40, 16, 64, eps=1.0)
     with case("with V=40, H=16 and a layer_norm whose eps is 1.0"):
         _check_head(_head_logits(student, head, emb, x, cfg), head, emb, x)
@@ -199,6 +251,9 @@ def test_top_k(student):
     gen = torch.Generator().manual_seed(3)
     logits = torch.randn(2, 4, 6, generator=gen) * 2  # (B, T, V=6)
     with case("on the visible test's 2 x 4 batch with three [MASK]s and k = V = 6"):
+        _, (logits_after, ids_after, *_) = student.top_k_at_masks.call_keeping_args(logits, input_ids, MASK, 6)
+        _unchanged("logits", logits, logits_after)
+        _unchanged("input_ids", input_ids, ids_after)
         got = _top_k(student, logits, input_ids, MASK, 6)
         sums = got[2].sum(dim=-1)
         if got[2].shape == (3, 6):
@@ -209,6 +264,14 @@ def test_top_k(student):
         _check_top_k(got, logits, input_ids, MASK, 6)
     with case("on the visible test's batch with k=2"):
         _check_top_k(_top_k(student, logits, input_ids, MASK, 2), logits, input_ids, MASK, 2)
+    # the visible test's shapes again, with other [MASK]s and scores (the caller's tensors checked after the call)
+    input_ids = torch.tensor([[MASK, 7, 8, MASK], [5, MASK, 9, 6]])
+    logits = torch.randn(2, 4, 6, generator=gen) * 2
+    with case("with another 2 x 4 batch (V=6, k=3), the logits and ids checked after the call"):
+        got, (logits_after, ids_after, *_) = student.top_k_at_masks.call_keeping_args(logits, input_ids, MASK, 3)
+        _unchanged("logits", logits, logits_after)
+        _unchanged("input_ids", input_ids, ids_after)
+        _check_top_k(_top_k(student, logits, input_ids, MASK, 3), logits, input_ids, MASK, 3)
 
     gen = torch.Generator().manual_seed(66)
     for B, T, V, k in [(1, 5, 10, 1), (3, 12, 40, 5), (4, 30, 500, 10), (2, 9, 300, 3)]:

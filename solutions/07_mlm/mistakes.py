@@ -102,3 +102,43 @@ def top_k_at_masks(logits, input_ids, mask_token_id, k=5):
     probs = logits[positions[:, 0], positions[:, 1]].softmax(dim=-1)
     top = probs.topk(k, dim=-1)
     return positions, top.indices, top.values
+
+
+# %% loss_from_log_of_softmax cell=mlm_loss loses=test_mlm_loss
+# why: softmax underflows to 0 at a large logit gap and log(0) = -inf: log_softmax (log-sum-exp) stays finite
+def masked_lm_loss(logits, labels):
+    V = logits.size(-1)
+    log_p = logits.reshape(-1, V).softmax(dim=-1).log()  # (B*T, V)
+    return F.nll_loss(log_p, labels.reshape(-1), ignore_index=-100)
+
+
+# %% loss_in_float32 cell=mlm_loss loses=test_mlm_loss
+# why: a float64 caller gets a float32 loss: the cast throws away the precision it asked for
+def masked_lm_loss(logits, labels):
+    V = logits.size(-1)
+    return F.cross_entropy(logits.float().reshape(-1, V), labels.reshape(-1), ignore_index=-100)
+
+
+# %% decoder_built_once_per_shape cell=mlm_head loses=test_mlm_head
+# why: a decoder built on the first call keeps that call's embedding table and bias: the next model's are ignored
+_decoders = {}
+
+
+def mlm_head_logits(sequence_output, dense, layer_norm, word_embeddings, bias):
+    V, H = word_embeddings.weight.shape
+    if (V, H) not in _decoders:  # one tied decoder per vocabulary
+        decoder = nn.Linear(H, V)
+        decoder.weight = word_embeddings.weight
+        decoder.bias = nn.Parameter(bias)
+        _decoders[(V, H)] = decoder
+    return _decoders[(V, H)](layer_norm(F.gelu(dense(sequence_output))))
+
+
+# %% top_k_writes_into_logits cell=top_k loses=test_top_k
+# why: writing -inf into the caller's logits destroys the scores they will read next
+def top_k_at_masks(logits, input_ids, mask_token_id, k=5):
+    logits[input_ids != mask_token_id] = float("-inf")  # only the [MASK] positions matter
+    positions = (input_ids == mask_token_id).nonzero()  # (N, 2)
+    probs = logits[positions[:, 0], positions[:, 1]].softmax(dim=-1)  # (N, V)
+    top = probs.topk(k, dim=-1)
+    return positions, top.indices, top.values
