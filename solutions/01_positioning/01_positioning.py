@@ -33,6 +33,10 @@ import bertlib
 # `attention_mask` has shape `(B, T)`: 1 for a real token, 0 for padding. Return a `bool` tensor of shape
 # `(B, T, T)` where `visible[b, i, j]` is `True` exactly when key *j* of sequence *b* is a real token.
 # Every query row, a padding query's included, gets the same pattern: padding is hidden as a *key*.
+#
+# Masks come in the forms callers use: integers (`int64` or `int32`), floats (`1.0` / `0.0`) or `bool`
+# (`True` for a real token), in parts 1 and 3 alike. Read them with `.bool()` (or `!= 0`), and leave the
+# caller's mask as it was: return a new tensor, change nothing in place.
 
 
 # %% solution bidirectional

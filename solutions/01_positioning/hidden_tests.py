@@ -60,6 +60,34 @@ def _random_masks(seed, n, T_range, B_range=(1, 5)):
 # Padding on the left (and one mask with a hole): the mask, not a length, says which keys are real.
 LEFT_PADDED = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1], [0, 1, 1, 1, 1], [1, 1, 0, 1, 1]])
 
+# The forms a caller's mask comes in (the task names them): each random case gets the next one.
+FORMS = [("int64", torch.long), ("int32", torch.int32), ("float", torch.float32), ("bool", torch.bool)]
+
+# Two masks of one shape and different content, sent one after the other: an answer kept from the first
+# call (keyed by shape) is wrong for the second.
+SAME_SHAPE = [torch.tensor([[1, 1, 1, 1, 0, 0], [1, 1, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1]]),
+              torch.tensor([[1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 1, 0], [1, 0, 0, 0, 0, 0]])]
+
+
+def _form(mask, i):
+    """(the mask in the i-th form, its name)."""
+    name, dtype = FORMS[i % len(FORMS)]
+    return mask.to(dtype), name
+
+
+def _call(f, mask):
+    """f(mask) in the kernel, and a check that the mask the caller gave is as it was after the call."""
+    got, after = f.call_keeping_args(mask)
+    after = after[0] if after else None
+    check(isinstance(after, torch.Tensor), "your function replaced the mask it was given with something else")
+    for what, before, now in (("shape", tuple(mask.shape), tuple(after.shape)), ("dtype", mask.dtype, after.dtype)):
+        check(before == now, f"your function changed the mask it was given: its {what} went from {before} to {now} "
+                             "(an in-place operation such as unsqueeze_ or masked_fill_ on the caller's tensor; "
+                             "return a new tensor instead)")
+    check(torch.equal(after, mask), f"your function changed the values of the mask it was given, from "
+                                    f"{mask.int().tolist()} to {after.int().tolist()}: leave the caller's mask as it was")
+    return got
+
 
 def _padding_reference(mask):
     return bertlib.attention.padding_visibility(mask)[:, 0]  # (B, 1, T): the same row for every query
@@ -69,25 +97,29 @@ def _padding_reference(mask):
 def test_bidirectional(student):
     f = student.bidirectional_visibility
     with case('on the visible test\'s mask [[1, 1, 1, 0]] ("[CLS] 我 [SEP] [PAD]")'):
-        got = _bool_matrix(f(torch.tensor([[1, 1, 1, 0]])), (1, 4, 4), "(B, T, T)")
+        got = _bool_matrix(_call(f, torch.tensor([[1, 1, 1, 0]])), (1, 4, 4), "(B, T, T)")
         _same_rows(got, torch.tensor([[[True, True, True, False]] * 4]), BERT_RULE)
-    for mask in _random_masks(101, 5, (4, 8)):
+    masks = [*_random_masks(101, 5, (4, 8)), *SAME_SHAPE, torch.tensor([[1]]), torch.tensor([[1, 1, 0]])]
+    for i, mask in enumerate(masks):
         B, T = mask.shape
         expected = _padding_reference(mask).expand(B, T, T)
-        with case(f"with a {B} x {T} batch of lengths {mask.sum(1).tolist()}"):
-            _same_rows(_bool_matrix(f(mask), (B, T, T), "(B, T, T)"), expected, BERT_RULE, mask)
+        sent, form = _form(mask, i)
+        with case(f"with a {B} x {T} {form} mask of lengths {mask.sum(1).tolist()}"):
+            _same_rows(_bool_matrix(_call(f, sent), (B, T, T), "(B, T, T)"), expected, BERT_RULE, mask)
     B, T = LEFT_PADDED.shape
-    with case(f"with padding on the left (masks {LEFT_PADDED.tolist()})"):
-        got = _bool_matrix(f(LEFT_PADDED), (B, T, T), "(B, T, T)")
-        _same_rows(got, _padding_reference(LEFT_PADDED).expand(B, T, T),
-                   "the keys visible are those where attention_mask is 1, wherever the padding is: do not "
-                   "assume the real tokens come first", LEFT_PADDED)
+    for i in range(len(FORMS)):
+        sent, form = _form(LEFT_PADDED, i)
+        with case(f"with padding on the left ({form} masks {LEFT_PADDED.tolist()})"):
+            got = _bool_matrix(_call(f, sent), (B, T, T), "(B, T, T)")
+            _same_rows(got, _padding_reference(LEFT_PADDED).expand(B, T, T),
+                       "the keys visible are those where attention_mask is 1, wherever the padding is: do not "
+                       "assume the real tokens come first", LEFT_PADDED)
 
 
 # ------------------------------------------------------------------------------------------------ part 2
 def test_causal(student):
-    f = student.causal_visibility
-    for T in (4, 1, 2, 7, 33):
+    f = student.causal_visibility  # a function of T alone: the same T must give the same matrix
+    for T in (4, 1, 2, 7, 33, 4):
         with case(f"with T={T}" + (" (the visible test)" if T == 4 else "")):
             got = _bool_matrix(f(T), (T, T), "(T, T)")
             _same_rows(got, bertlib.attention.causal_visibility(T), CAUSAL_RULE)
@@ -103,14 +135,19 @@ def test_causal_padded(student):
 
     visible = torch.tensor([[1, 1, 1], [1, 1, 0]])
     with case(f"on the visible test's masks {visible.tolist()}"):
-        _same_rows(_bool_matrix(f(visible), (2, 3, 3), "(B, T, T)"), expected_for(visible), PADDED_RULE, visible)
-    for mask in _random_masks(103, 5, (2, 9)):
+        got = _bool_matrix(_call(f, visible), (2, 3, 3), "(B, T, T)")
+        _same_rows(got, expected_for(visible), PADDED_RULE, visible)
+    masks = [*_random_masks(103, 5, (2, 9)), *SAME_SHAPE, torch.tensor([[1]]), torch.tensor([[1, 1, 0]])]
+    for i, mask in enumerate(masks):
         B, T = mask.shape
-        with case(f"with a {B} x {T} batch of lengths {mask.sum(1).tolist()}"):
-            _same_rows(_bool_matrix(f(mask), (B, T, T), "(B, T, T)"), expected_for(mask), PADDED_RULE, mask)
+        sent, form = _form(mask, i)
+        with case(f"with a {B} x {T} {form} mask of lengths {mask.sum(1).tolist()}"):
+            _same_rows(_bool_matrix(_call(f, sent), (B, T, T), "(B, T, T)"), expected_for(mask), PADDED_RULE, mask)
     B, T = LEFT_PADDED.shape
-    with case(f"with padding on the left (masks {LEFT_PADDED.tolist()})"):
-        got = _bool_matrix(f(LEFT_PADDED), (B, T, T), "(B, T, T)")
-        _same_rows(got, expected_for(LEFT_PADDED),
-                   PADDED_RULE + "; the real tokens are where attention_mask is 1, wherever the padding is",
-                   LEFT_PADDED)
+    for i in range(len(FORMS)):
+        sent, form = _form(LEFT_PADDED, i)
+        with case(f"with padding on the left ({form} masks {LEFT_PADDED.tolist()})"):
+            got = _bool_matrix(_call(f, sent), (B, T, T), "(B, T, T)")
+            _same_rows(got, expected_for(LEFT_PADDED),
+                       PADDED_RULE + "; the real tokens are where attention_mask is 1, wherever the padding is",
+                       LEFT_PADDED)

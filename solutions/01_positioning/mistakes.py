@@ -67,3 +67,39 @@ def causal_padded_visibility(attention_mask):
     lengths = attention_mask.sum(dim=1)
     keys = torch.arange(T)[None, :] < lengths[:, None]  # (B, T)
     return keys[:, None, :] & torch.ones(T, T, dtype=torch.bool).tril()
+
+
+# %% caches_by_shape cell=bidirectional loses=test_bidirectional
+# why: the answer depends on the mask's values, not only on its shape: a result kept from an earlier call of the same shape is wrong for the next mask
+_by_shape = {}
+
+
+def bidirectional_visibility(attention_mask):
+    B, T = attention_mask.shape
+    if (B, T) not in _by_shape:
+        _by_shape[(B, T)] = attention_mask.bool()[:, None, :].expand(B, T, T)
+    return _by_shape[(B, T)]
+
+
+# %% mask_unsqueezed_in_place cell=causal_padded loses=test_causal_padded
+# why: unsqueeze_ changes the caller's mask (its shape becomes (B, 1, T)); unsqueeze returns a new view and leaves it alone
+def causal_padded_visibility(attention_mask):
+    T = attention_mask.shape[1]
+    keys = attention_mask.unsqueeze_(1).bool()  # (B, 1, T)
+    return keys & torch.ones(T, T, dtype=torch.bool).tril()
+
+
+# %% one_minus_mask cell=bidirectional loses=test_bidirectional
+# why: a mask may be bool (True for a real token), and 1 - mask raises on a bool tensor: read any mask with .bool() or != 0
+def bidirectional_visibility(attention_mask):
+    B, T = attention_mask.shape
+    padding = (1 - attention_mask).bool()  # (B, T): True at [PAD]
+    return ~padding[:, None, :].expand(B, T, T)
+
+
+# %% bitwise_and_on_the_mask cell=causal_padded loses=test_causal_padded
+# why: & is defined for integers and bools, not floats: a float 1.0/0.0 mask raises; turn the mask into bool first
+def causal_padded_visibility(attention_mask):
+    T = attention_mask.shape[1]
+    past = torch.ones(T, T, dtype=torch.bool).tril()  # (T, T)
+    return (attention_mask[:, None, :] & past).bool()  # (B, T, T)
