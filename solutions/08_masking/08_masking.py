@@ -20,11 +20,12 @@ The source of 08_masking.ipynb: `make notebooks` builds it (the format: docs/exe
 # word at its own position; the 10% random and 10% unchanged tokens force it to, for every position.
 # The last section lets you measure the difference.
 #
-# Everything random comes from a `torch.Generator` passed in, so a seed pins the result. Results are
-# checked by their statistics (about 15%, about 80%), so any correct way of drawing the random numbers
-# gets full marks. Run the setup cell first. Do not call bertlib's versions of these functions: the
-# tests switch them off (the visible ones while your function runs: calling one raises a RuntimeError
-# that says so) and check your own computation.
+# Everything random comes from a `torch.Generator` passed in, so a seed pins the result; drawing from it
+# advances it, so two calls with one generator give two different draws (a pipeline draws batch after
+# batch from one). Leave torch's global generator alone. Results are checked by their statistics (about
+# 15%, about 80%), so any correct way of drawing the random numbers gets full marks. Run the setup cell
+# first. Do not call bertlib's versions of these functions: the tests switch them off (the visible ones
+# while your function runs: calling one raises a RuntimeError that says so) and check your own computation.
 
 
 # %% setup

@@ -90,6 +90,21 @@ def _one_fate_along(fates, selected, dim):
     return bool(lines.any()) and bool(same[lines].all())
 
 
+def _one_generator_twice(student, call, what):
+    """Call ``call(generator)`` twice with one generator kept in the student's kernel: the two draws must differ
+    (drawing advances a generator), and torch's global random state must be as it was."""
+    gen = student.torch.Generator()
+    gen.manual_seed(2026)  # a generator that lives in the kernel across both calls
+    state = tensor(student.torch.get_rng_state(), "torch's global random state")
+    first, second = call(gen), call(gen)
+    check(torch.equal(tensor(student.torch.get_rng_state(), "torch's global random state"), state),
+          "your function changed torch's global random state (torch.manual_seed, or a draw without "
+          "generator=...): draw every random number from the generator passed in and leave the global one alone")
+    check(not torch.equal(tensor(first), tensor(second)),
+          f"two calls with one generator gave the same {what}: draw from the generator itself, which advances it "
+          "(a copy of its state, or a new generator seeded from it, gives every call the same numbers)")
+
+
 # ------------------------------------------------------------------------------------------------ part 1
 def test_select(student):
     select = student.select_for_prediction
@@ -120,6 +135,35 @@ def test_select(student):
         check(not torch.equal(tensor(first), other),
               "two calls with differently seeded generators selected the same positions: the generator passed in "
               "must be the only source of randomness (not a generator or a seed of your own)")
+    with case("called twice with one generator"):
+        _one_generator_twice(student, lambda g: select(ids, SPECIAL_IDS, 0.15, g), "selection")
+    other = _pairs_batch(64, 128, seed=70)  # the visible test's shape, other ids: nothing kept from a call
+    other_special = torch.isin(other, torch.tensor(SPECIAL_IDS))
+    with case("with another 64 x 128 batch, in int32"):
+        got = tensor(select(other.to(torch.int32), SPECIAL_IDS, 0.15, wire.Generator(70)))
+        check(got.dtype == torch.bool and got.shape == other.shape,
+              f"expected a torch.bool tensor of shape {tuple(other.shape)}, got {got.dtype} {tuple(got.shape)}")
+        check(not (got & other_special).any(), "selected a special token of this batch; leave out every id in "
+                                                "special_ids (and select from this call's input_ids)")
+        rate = got[~other_special].float().mean().item()
+        check(abs(rate - 0.15) < 0.025, f"selected {rate:.1%} of the eligible tokens; BERT selects about 15%")
+    # Special ids anywhere in the vocabulary, not only below the words: here [MASK] is its last id (as in
+    # RoBERTa's), and the words lie between the special ids.
+    V, specials = 500, [0, 1, 2, 3, 499]
+    gen = torch.Generator().manual_seed(76)
+    batch = torch.randint(4, V - 1, (40, 60), generator=gen)
+    batch[:, 0], batch[:, 59] = 1, 2
+    batch[torch.rand(40, 60, generator=gen) < 0.1] = 499
+    eligible = ~torch.isin(batch, torch.tensor(specials))
+    with case(f"with special_ids={specials} (the last id of a {V}-word vocabulary special too)"):
+        got = tensor(select(batch, specials, 0.3, wire.Generator(77)))
+        check(got.dtype == torch.bool and got.shape == batch.shape,
+              f"expected a torch.bool tensor of shape {tuple(batch.shape)}, got {got.dtype} {tuple(got.shape)}")
+        check(not (got & ~eligible).any(), "selected an id that is in special_ids; leave out exactly those ids")
+        rate = got[eligible].float().mean().item()
+        check(abs(rate - 0.3) < _tolerance(0.3, int(eligible.sum())),
+              f"selected {rate:.1%} of the eligible tokens, expected about 30%: a position is eligible when its id "
+              "is not in special_ids, wherever those ids lie in the vocabulary (not only below the words)")
     batch = _count_rule_batch(seed=74)
     eligible = ~torch.isin(batch, torch.tensor(SPECIAL_IDS))
     with case("with mlm_probability=0.25 and rows of 6 to 118 eligible tokens"):
@@ -189,6 +233,8 @@ def test_replace(student):
         check(not torch.equal(tensor(a), tensor(c)),
               "two calls with differently seeded generators gave the same inputs: the generator passed in must be "
               "the only source of randomness (not a generator or a seed of your own)")
+    with case("called twice with one generator"):
+        _one_generator_twice(student, lambda g: replace(ids, selected, MASK, VOCAB_SIZE, g)[0], "inputs")
     V, mask_id, word = 10, 9, 8
     batch = torch.full((16, 300), word)  # every position the same word, every position selected
     with case(f"with vocab_size={V}, mask_token_id={mask_id}, every position selected"):
@@ -200,6 +246,36 @@ def test_replace(student):
         missing = sorted(set(range(V)) - {mask_id, word} - set(inputs.unique().tolist()))
         check(not missing, f"no random word was id {missing}: draw every random word uniformly from the whole "
                            "of [0, vocab_size), special ids and 0 included")
+    # Every id's share, on a vocabulary where neither [MASK] nor the word is the first or the last id: a
+    # random word is drawn from all of [0, vocab_size), so [MASK] gets 0.8 + 0.1/V, the word 0.1 + 0.1/V and
+    # every other id 0.1/V (a draw that skips [MASK], the original word or the last id shifts them).
+    V, mask_id, word = 5, 1, 3
+    batch = torch.full((64, 1000), word)
+    with case(f"with vocab_size={V}, mask_token_id={mask_id}, every position of a 64 x 1000 batch of word {word} "
+              "selected"):
+        inputs = tensor(replace(batch, torch.ones_like(batch, dtype=torch.bool), mask_id, V, wire.Generator(85))[0],
+                        "inputs")
+        check(inputs.shape == batch.shape and inputs.min() >= 0 and inputs.max() < V,
+              f"expected ids in [0, {V}) shaped like input_ids")
+        n = batch.numel()
+        share = torch.bincount(inputs.flatten().long(), minlength=V).double() / n
+        expected = torch.full((V,), 0.1 / V, dtype=torch.double)
+        expected[mask_id] += 0.8
+        expected[word] += 0.1
+        off = [v for v in range(V) if abs(share[v] - expected[v]) > _tolerance(float(expected[v]), n)]
+        if off:
+            hint = ""
+            if share[mask_id] < expected[mask_id] and share[word] > expected[word]:
+                hint = ": your random words are never [MASK], but [MASK] is a word of the vocabulary like any other"
+            elif share[word] < expected[word]:
+                hint = ": your random words are never the original word, but it may be drawn (it then looks unchanged)"
+            elif share[V - 1] < expected[V - 1]:
+                hint = (f": the last id ({V - 1}) is too rare; draw from [0, vocab_size), which holds vocab_size - 1 "
+                        "(torch.randint's high is excluded)")
+            v = off[0]
+            check(False, f"id {v} was put at {share[v].item():.2%} of the selected positions, expected "
+                         f"{expected[v].item():.2%} (80% [MASK], 10% kept, 10% a word drawn uniformly from all {V} "
+                         f"ids, [MASK] and the original word included){hint}")
     for B, T, V, mask_id, density, seed in [(64, 128, 30522, MASK, 0.3, 81), (64, 64, 5000, 4, 0.6, 82),
                                             (16, 300, 30522, MASK, 0.9, 83)]:
         batch, sel = _selection_case(B, T, seed, vocab_size=V, density=density)

@@ -207,3 +207,64 @@ def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None
     inputs[selected & (u < 0.8)] = mask_token_id
     labels = torch.where(selected, input_ids, -100)
     return inputs, labels
+
+
+# %% random_words_below_the_last_id cell=replace loses=test_replace
+# why: torch.randint's high is excluded: randint(vocab_size - 1) never draws the last id, vocab_size - 1
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    u = torch.rand(input_ids.shape, generator=generator)  # (B, T)
+    random_words = torch.randint(vocab_size - 1, input_ids.shape, generator=generator, dtype=input_ids.dtype)
+    inputs = torch.where(selected & (u >= 0.8) & (u < 0.9), random_words, input_ids)
+    inputs = torch.where(selected & (u < 0.8), torch.full_like(input_ids, mask_token_id), inputs)
+    labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))
+    return inputs, labels
+
+
+# %% random_words_never_mask cell=replace loses=test_replace
+# why: the random word is drawn from the whole vocabulary, [MASK] included: skipping it changes the 80/10/10
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    u = torch.rand(input_ids.shape, generator=generator)  # (B, T)
+    random_words = torch.randint(vocab_size - 1, input_ids.shape, generator=generator, dtype=input_ids.dtype)
+    random_words = random_words + (random_words >= mask_token_id).long()  # every id but [MASK]
+    inputs = torch.where(selected & (u >= 0.8) & (u < 0.9), random_words, input_ids)
+    inputs = torch.where(selected & (u < 0.8), torch.full_like(input_ids, mask_token_id), inputs)
+    labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))
+    return inputs, labels
+
+
+# %% random_words_never_the_original cell=replace loses=test_replace
+# why: a random word may be the original one (then it looks unchanged): BERT draws it from every id
+def mask_selected(input_ids, selected, mask_token_id, vocab_size, generator=None):
+    u = torch.rand(input_ids.shape, generator=generator)  # (B, T)
+    shift = torch.randint(1, vocab_size, input_ids.shape, generator=generator, dtype=input_ids.dtype)
+    random_words = (input_ids + shift) % vocab_size  # any id but the original
+    inputs = torch.where(selected & (u >= 0.8) & (u < 0.9), random_words, input_ids)
+    inputs = torch.where(selected & (u < 0.8), torch.full_like(input_ids, mask_token_id), inputs)
+    labels = torch.where(selected, input_ids, torch.full_like(input_ids, -100))
+    return inputs, labels
+
+
+# %% select_copies_the_generator cell=select loses=test_select
+# why: a copy of the generator's state is drawn from, not the generator: every call with it selects the same
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    own = torch.Generator()
+    if generator is not None:
+        own.set_state(generator.get_state())  # same numbers, and the caller's generator left as it was
+    eligible = ~torch.isin(input_ids, torch.tensor(list(special_ids), dtype=input_ids.dtype))  # (B, T)
+    return eligible & (torch.rand(input_ids.shape, generator=own) < mlm_probability)
+
+
+# %% select_reseeds_torch cell=select loses=test_select
+# why: torch.manual_seed changes everyone's random numbers: dropout and every later draw repeat too
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    if generator is not None:
+        torch.manual_seed(generator.initial_seed())  # so that the draw below repeats with the seed
+    eligible = ~torch.isin(input_ids, torch.tensor(list(special_ids), dtype=input_ids.dtype))  # (B, T)
+    return eligible & (torch.rand(input_ids.shape) < mlm_probability)
+
+
+# %% specials_at_the_low_end cell=select loses=test_select
+# why: special ids are the ones listed, not every id up to the largest: a vocabulary may put [MASK] last
+def select_for_prediction(input_ids, special_ids, mlm_probability=0.15, generator=None):
+    eligible = input_ids > max(special_ids)  # BERT's vocabulary lists its special ids first
+    return eligible & (torch.rand(input_ids.shape, generator=generator) < mlm_probability)
