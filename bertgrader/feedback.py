@@ -11,11 +11,16 @@ formula. A page that would still load a script from another host is refused, not
 """
 from __future__ import annotations
 
+import copy
 import functools
+import os
 import re
 from importlib import metadata
+from pathlib import Path
 
 from nbconvert.exporters import HTMLExporter
+
+from bertgrader.sanitize import clean_page
 
 MATHJAX_PACKAGE = "sphinx-mathjax-offline"
 MATHJAX_FILE = "sphinx-mathjax-offline/static/mathjax/tex-svg.js"
@@ -63,9 +68,90 @@ def offline_mathjax(html: str, nb) -> str:
     return html
 
 
+# ----------------------------------------------------------------------------------------------- layout
+TEMPLATES = Path(__file__).parent / "templates"  # bert_feedback: nbgrader's feedback page, verdict first
+_SAID_AS_IS = {"CheckFailed", "NotGraded", "DeadKernelError"}  # the grader's own words: no exception name
+VERDICT_CAP = 4000  # characters of a verdict shown (the grader's messages are far shorter)
+
+
+def nbgrader_templates() -> str:
+    import nbgrader
+
+    return str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates")
+
+
+def is_test_cell(cell) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def verdict(cell) -> tuple[bool, str]:
+    """(passed, what the grader said) of a graded test cell of an autograded notebook: nbgrader scores a
+    test cell zero when it holds an error output, so the first error is what failed."""
+    errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+    if not errors:
+        said = "".join(str(o.get("text", "")) for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+        return True, (said.strip() or "Passed.")[:VERDICT_CAP]
+    e = errors[0]
+    name, message = str(e.get("ename", "")), str(e.get("evalue", "")).strip()
+    said = message if name in _SAID_AS_IS else f"{name}: {message}"
+    return False, said if len(said) <= VERDICT_CAP else said[:VERDICT_CAP] + " ..."
+
+
+def annotate(nb, known: list) -> None:
+    """Put each graded test cell's verdict and the named mistakes its failure shows (``known``: the
+    assignment's bertgrader.mistakes.Mistake list) in ``cell.metadata.bertgrader.part``, which the
+    bert_feedback template shows first."""
+    from bertgrader.mistakes import failures, identify
+
+    shown = identify(known, failures(nb)) if known else []
+    for cell in nb.cells:
+        if not is_test_cell(cell):
+            continue
+        gid = cell.metadata["nbgrader"].get("grade_id")
+        passed, said = verdict(cell)
+        mistakes = [{"name": m.name, "title": m.name.replace("_", " "), "why": m.why}
+                    for m in shown if gid in m.messages] if not passed else []
+        cell.metadata.setdefault("bertgrader", {})["part"] = {"passed": passed, "verdict": said,
+                                                              "mistakes": mistakes}
+
+
 class OfflineHTMLExporter(HTMLExporter):
-    """nbconvert's HTML exporter whose pages load nothing from the network (see the module docstring)."""
+    """nbconvert's HTML exporter whose pages load nothing from the network (see the module docstring),
+    and, for nbgrader's feedback page, the bert_feedback layout: each graded part opens with its verdict."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        if self.template_name == "feedback":  # what nbgrader's generate_feedback asks for
+            self.extra_template_basedirs = [str(TEMPLATES), *self.extra_template_basedirs]
+            self.extra_template_paths = [*self.extra_template_paths, nbgrader_templates()]
+            self.template_name = "bert_feedback"
+            self.template_paths = self._template_paths()  # a default computed once, from the old name
+        self._known: dict[str, list] = {}
+
+    def _course_root(self) -> Path:
+        root = self.config.get("CourseDirectory", {}).get("root")
+        return Path(root) if root else Path(os.getcwd())
+
+    def _mistakes(self, resources) -> list:
+        """The assignment's named mistakes whose signatures are current ([] when none are known)."""
+        assignment = ((resources or {}).get("nbgrader") or {}).get("assignment")
+        if not assignment:
+            return []
+        if assignment not in self._known:
+            from bertgrader.mistakes import load
+
+            try:
+                self._known[assignment] = load(self._course_root(), assignment)
+            except Exception as e:  # a page is still made, without names
+                self.log.warning("feedback for %s names no mistakes: %s", assignment, e)
+                self._known[assignment] = []
+        return self._known[assignment]
 
     def from_notebook_node(self, nb, resources=None, **kw):
+        if self.template_name == "bert_feedback":
+            nb = copy.deepcopy(nb)
+            annotate(nb, self._mistakes(resources))
         output, resources = super().from_notebook_node(nb, resources, **kw)
-        return offline_mathjax(output, nb), resources
+        # the page's body through an allow-list, after every template and filter ran (bertgrader.sanitize)
+        return clean_page(offline_mathjax(output, nb)), resources

@@ -47,6 +47,16 @@ DONE = Table(
     Column("seconds", Float(), nullable=False),  # wall time of its grading
     Column("grader", String(128), nullable=False),  # host:pid of the worker that graded it
 )
+# The submissions the last run could not grade, and why (the class report lists them); a row goes when the
+# submission is graded.
+FAILED = Table(
+    "course_grade_failed", _META,
+    Column("course_id", String(128), primary_key=True),
+    Column("assignment", String(128), primary_key=True),
+    Column("student", String(128), primary_key=True),
+    Column("why", String(2000), nullable=False),
+    Column("failed_at", DateTime(), nullable=False),  # UTC, naive
+)
 
 
 class SetupError(RuntimeError):
@@ -169,9 +179,28 @@ class Ledger:
         """After nbgrader recorded every grade: the submission is graded."""
         with self.engine.begin() as conn:
             conn.execute(delete(DONE).where(self._key(assignment, student)))
+            conn.execute(delete(FAILED).where((FAILED.c.course_id == self.course_id)
+                                              & (FAILED.c.assignment == assignment) & (FAILED.c.student == student)))
             conn.execute(insert(DONE).values(
                 course_id=self.course_id, assignment=assignment, student=student, digest=digest,
                 graded_at=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), seconds=seconds, grader=grader))
+
+    def failed(self, assignment: str, student: str, why: str) -> None:
+        """A run could not grade this submission: say why until it is graded."""
+        key = ((FAILED.c.course_id == self.course_id) & (FAILED.c.assignment == assignment)
+               & (FAILED.c.student == student))
+        with self.engine.begin() as conn:
+            conn.execute(delete(FAILED).where(key))
+            conn.execute(insert(FAILED).values(
+                course_id=self.course_id, assignment=assignment, student=student, why=str(why)[:2000],
+                failed_at=dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)))
+
+    def failures(self, assignment: str) -> dict[str, str]:
+        """{student: why} of the submissions of ``assignment`` a run could not grade (and none has since)."""
+        query = select(FAILED.c.student, FAILED.c.why).where(
+            (FAILED.c.course_id == self.course_id) & (FAILED.c.assignment == assignment))
+        with self.engine.connect() as conn:
+            return {r.student: r.why for r in conn.execute(query)}
 
     def rows(self, assignment: str | None = None) -> list[dict]:
         """Every ledger row of the course (of one assignment), as dicts."""
@@ -211,6 +240,22 @@ class Ledger:
             if g.auto_score is not None:
                 scored[g.student_id].add(g.cell_id)
         return {s for s, ids in scored.items() if auto <= ids}
+
+    def cell_scores(self, assignment: str, student: str) -> dict[str, tuple]:
+        """{graded cell: (auto score, manual score)} of one submission ({} if nbgrader holds none): taken
+        before and after a regrade, it shows a manual score kept on a cell whose automatic score changed."""
+        from nbgrader.api import Assignment, Grade, GradeCell, SubmittedAssignment, SubmittedNotebook
+
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(GradeCell.name, Grade.auto_score, Grade.manual_score)
+                .join(Grade, Grade.cell_id == GradeCell.id)
+                .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
+                .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+                .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+                .where(Assignment.name == assignment, Assignment.course_id == self.course_id,
+                       SubmittedAssignment.student_id == student)).all()
+        return {r.name: (r.auto_score, r.manual_score) for r in rows}
 
     def graded(self, assignment: str, digests: dict[str, str], root: Path) -> set[str]:
         """Which of the students in ``digests`` ({student: digest of the submission now}) have

@@ -145,9 +145,16 @@ def _first_line(text: str, cap: int = 240) -> str:
     return line if len(line) <= cap else line[:cap] + "..."
 
 
-def read_autograded(path: Path) -> tuple[list[str], list[tuple[float, float]]]:
+def _whole(text: str) -> str:
+    """A message whole: its lines joined by spaces (the class report wraps it)."""
+    return " ".join(ln.strip() for ln in str(text).strip().splitlines() if ln.strip())
+
+
+def read_autograded(path: Path, whole: bool = False) -> tuple[list[str], list[tuple[float, float]]]:
     """From an autograded notebook: the problems it shows (a graded part that failed, a cell that timed
-    out or whose kernel died), and the (start, end) times of every cell the kernel executed."""
+    out or whose kernel died: each message's first line cut at 240 characters, or ``whole``), and the
+    (start, end) times of every cell the kernel executed."""
+    said_of = _whole if whole else _first_line
     import nbformat
 
     nb = nbformat.read(str(path), as_version=4)
@@ -168,10 +175,30 @@ def read_autograded(path: Path) -> tuple[list[str], list[tuple[float, float]]]:
         if "CellTimeoutError" in names:
             problems.append(f"{name}: ran past the cell time limit and was interrupted")
         elif "DeadKernelError" in names or (meta.get("grade") and not meta.get("solution")):
-            said = _first_line(first.get("evalue", ""))
+            said = said_of(first.get("evalue", ""))
             problems.append(f"{name}: {said}" if first.get("ename") in ("CheckFailed", "NotGraded", "DeadKernelError")
                             else f"{name}: {first.get('ename', '')}: {said}")
     return problems, spans
+
+
+def manual_kept(before: dict, after: dict) -> list[dict]:
+    """The cells of a regraded submission whose automatic score changed while a manual score (given in
+    Formgrader, which nbgrader keeps across regrades and counts instead) stayed: each needs a look."""
+    out = []
+    for cell, (auto, manual) in sorted(after.items()):
+        was = before.get(cell)
+        if manual is not None and was is not None and was[0] != auto:
+            out.append({"cell": cell, "manual": manual, "auto_before": was[0], "auto_now": auto})
+    return out
+
+
+def manual_note(k: dict) -> str:
+    def said(x):
+        return "none" if x is None else format(x, "g")
+
+    return (f"{k['cell']}: REVIEW the manual score {said(k['manual'])}, kept although the automatic score changed "
+            f"from {said(k['auto_before'])} to {said(k['auto_now'])} (nbgrader counts the manual score: change or "
+            "clear it in Formgrader)")
 
 
 def phases(started: float, autograding_at: float | None, spans, seconds: float) -> dict[str, float]:
@@ -225,6 +252,7 @@ class Grader:
         """Grade one submission; the result says what happened (it never raises for the submission's
         sake: a broken notebook is a result, not an error of the worker)."""
         started = time.time()
+        before = self.ledger.cell_scores(assignment, student)
         self.ledger.forget(assignment, student)
         marks = _Marks()
         self.api.log.addHandler(marks)
@@ -244,8 +272,10 @@ class Grader:
         score = self._score(assignment, student)
         if student not in self.ledger.scored_students(assignment):
             return out | score | {"status": "failed", "why": "nbgrader finished without a score for every graded cell"}
+        kept = manual_kept(before, self.ledger.cell_scores(assignment, student))
+        problems += [manual_note(k) for k in kept]
         self.ledger.record(assignment, student, digest, seconds, self.name)
-        return out | score | {"status": "graded", "problems": problems,
+        return out | score | {"status": "graded", "problems": problems, "manual_kept": kept,
                               "phases": phases(started, marks.autograding_at, spans, seconds)}
 
     def _score(self, assignment: str, student: str) -> dict:

@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="FILE",
                    help="also write every submission's result (score, problems, time and where it went) to this "
                         "JSON file")
+    p.add_argument("--feedback", action="store_true",
+                   help="also write the feedback page (feedback/<student>/<assignment>/) of every graded submission "
+                        "that has none; a page made stale by a regrade is rewritten in any case")
     p.add_argument("--no-sandbox", dest="sandbox", action="store_false",
                    help="run student kernels without the sandbox (--TrustedExecute.sandbox=none): only for code "
                         "you trust")
@@ -276,6 +279,7 @@ class Outcome:
     plan: Plan
     workers: int
     results: list[dict] = field(default_factory=list)
+    feedback: dict = field(default_factory=dict)  # {(assignment, student): None or why} pages (re)written
     stopped: list[dict] = field(default_factory=list)  # in flight when interrupted
     not_started: int = 0
     interrupted: bool = False
@@ -315,6 +319,19 @@ def run(plan: Plan, pool: Pool) -> Outcome:
     return outcome
 
 
+def _remember_failures(plan: Plan, outcome: Outcome) -> None:
+    """The submissions this run could not grade, with why, in the gradebook (the class report lists them)."""
+    failed = [r for r in outcome.results if r["status"] != "graded"]
+    if not failed:
+        return
+    ledger = Ledger(plan.db_url, plan.course_id)
+    try:
+        for r in failed:
+            ledger.failed(r["assignment"], r["student"], r["why"])
+    finally:
+        ledger.close()
+
+
 def _stopped(plan: Plan, cut: list[Task]) -> list[dict]:
     """What was being graded when the run stopped, and whether its grade made it into the gradebook."""
     if not cut:
@@ -328,6 +345,39 @@ def _stopped(plan: Plan, cut: list[Task]) -> list[dict]:
         return out
     finally:
         ledger.close()
+
+
+# ----------------------------------------------------------------------------------------------- feedback
+def feedback_page(root: Path, assignment: str, student: str) -> Path:
+    return root / "feedback" / student / assignment / f"{assignment}.html"
+
+
+def stale_feedback(root: Path, pairs, also_missing: bool = False) -> list[tuple[str, str]]:
+    """The (assignment, student) pairs whose feedback page is older than their autograded notebook (a
+    regrade, by this command or by nbgrader autograde, made it stale), and with ``also_missing`` those
+    graded without a page. nbgrader's generate_feedback skips an existing page unless forced."""
+    out = []
+    for a, s in sorted(pairs):
+        graded = root / "autograded" / s / a / f"{a}.ipynb"
+        page = feedback_page(root, a, s)
+        if not graded.is_file():
+            continue
+        if page.is_file() and page.stat().st_mtime < graded.stat().st_mtime or (also_missing and not page.exists()):
+            out.append((a, s))
+    return out
+
+
+def write_feedback(plan: Plan, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
+    """nbgrader generate_feedback --force for each pair: {pair: None, or why it failed}."""
+    from bertgrader.classes.nbgrader_run import course_config, make_api
+
+    cfg = course_config(plan.root, plan.db_url, plan.sandbox)
+    api = make_api(cfg)
+    done = {}
+    for a, s in pairs:
+        result = api.generate_feedback(a, student_id=s, force=True)
+        done[(a, s)] = None if result.get("success") else (result.get("error") or result.get("log", ""))[-300:]
+    return done
 
 
 # ----------------------------------------------------------------------------------------------- report
@@ -383,6 +433,20 @@ def print_summary(outcome: Outcome, out=sys.stdout) -> None:
           f"{outcome.seconds:.1f} s with {outcome.workers} worker{'s' * (outcome.workers != 1)}{shard}; "
           f"{outcome.plan.already} of the {outcome.plan.in_shard} submissions were graded before this run; "
           f"gradebook {describe(outcome.plan.db_url)}", file=out)
+    flagged = [(r, k) for r in outcome.results for k in r.get("manual_kept", [])]
+    if flagged:
+        print(f"\nmanual scores to review ({len(flagged)}): the automatic score of these cells changed, and "
+              "nbgrader still counts the manual score given before (Formgrader: change or clear it)", file=out)
+        for r, k in flagged:
+            print(f"  {printable(r['student'])}/{r['assignment']} {k['cell']}: manual {k['manual']:g}, automatic "
+                  f"{k['auto_before']} -> {k['auto_now']}", file=out)
+    if outcome.feedback:
+        ok = sorted(f"{printable(s)}/{a}" for (a, s), why in outcome.feedback.items() if why is None)
+        bad = {f"{printable(s)}/{a}": why for (a, s), why in outcome.feedback.items() if why is not None}
+        print(f"\nfeedback pages written ({len(ok)}; feedback/<student>/<assignment>/, stale ones rewritten): "
+              f"{', '.join(ok) or 'none'}", file=out)
+        for name, why in sorted(bad.items()):
+            print(f"  feedback for {name} FAILED: {printable(why)}", file=out)
     if outcome.interrupted:
         lost = [f"{printable(s['student'])}/{s['assignment']}" for s in outcome.stopped if not s["recorded"]]
         print(f"interrupted: {graded + len(failed)} finished (listed above), "
@@ -398,6 +462,10 @@ def summary_json(outcome: Outcome) -> dict:
             "already_graded": outcome.plan.already, "interrupted": outcome.interrupted,
             "stopped": outcome.stopped, "not_started": outcome.not_started, "seconds": round(outcome.seconds, 2),
             "workers": outcome.workers, "shard": list(outcome.plan.shard) if outcome.plan.shard else None,
+            "feedback_written": sorted(f"{s}/{a}" for (a, s), why in outcome.feedback.items() if why is None),
+            "feedback_failed": sorted(f"{s}/{a}" for (a, s), why in outcome.feedback.items() if why is not None),
+            "manual_to_review": [{"student": r["student"], "assignment": r["assignment"], **k}
+                                 for r in outcome.results for k in r.get("manual_kept", [])],
             "db": describe(outcome.plan.db_url)}
 
 
@@ -424,6 +492,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"nothing to grade: all {plan.in_shard} submissions{' of this shard' if plan.shard else ''} "
                   "are graded already (--force regrades them)")
         outcome = run(plan, pool)
+        _remember_failures(plan, outcome)
     except SetupError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
@@ -436,6 +505,12 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    if not outcome.interrupted:  # the pages a regrade made stale (and with --feedback, the missing ones)
+        try:
+            mine = [(a, st) for a, st in subs if in_shard(st, args.shard)]
+            outcome.feedback = write_feedback(plan, stale_feedback(root, mine, args.feedback))
+        except KeyboardInterrupt:
+            print(f"{PROG}: interrupted while writing feedback pages; grading had finished", file=sys.stderr)
     print_summary(outcome)
     summary = summary_json(outcome)
     if args.report:

@@ -1,0 +1,184 @@
+"""What the class got wrong: a failed part matched to a named mistake of solutions/<a>/mistakes.py.
+
+Each named mistake is graded for real (nbgrader autograde, the sandbox, the hidden tests: the same grading
+tests/test_exercises.py does) and what its grading said is kept as its *signature*: for every part it
+loses, the grader's message. A submission shows a mistake when every part the mistake loses failed in the
+submission too, each with the same message once numbers are taken out (the values a check saw differ from
+one wrong answer to the next; what the check says does not), and without what quotes the student's own
+code (the ``(line N in f: ...)`` the grader adds after an exception). Of two mistakes shown, one whose parts
+are all parts of the other is dropped (the other explains more); two that fail the same parts alike (two
+ways to the same wrong answer) are both named.
+
+The signatures are computed, never written by hand: ``python -m bertgrader.mistakes --write`` grades every
+mistake once (about 3 s a notebook) and stores them in solutions/mistake_signatures.json, with a digest of
+the files they come from (the assignment's source, hidden tests and mistakes); tests/test_report.py fails
+when a digest is stale, and tests/test_class_grading.py grades mistakes again and compares.
+
+A match only adds an explanation to a feedback page and a count to the class report: it never changes a
+score. A student can make a part fail with any message they like (an exception's text is theirs), so at
+worst they can make their own page name a mistake they did not make.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from bertgrader.assignment import HIDDEN_TESTS, Assignment
+from bertgrader.assignment import assignments as course_assignments
+
+SIGNATURES = Path("solutions") / "mistake_signatures.json"  # beside the assignments: never released
+VERDICT = "CheckFailed"  # the ename of a graded part the hidden tests failed (bertgrader.preprocessors)
+
+_NUMBER = re.compile(r"0x[0-9a-f]+|[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?", re.I)
+_SPACE = re.compile(r"\s+")
+_QUOTED_CODE = re.compile(r" \(line # in .*$")  # after normalise: where in the student's code it raised
+
+
+@dataclass(frozen=True)
+class Mistake:
+    assignment: str
+    name: str
+    why: str
+    messages: dict  # {grade id it loses: the grader's message}
+
+
+def normalise(message: str) -> str:
+    """A message with every number (and address) written '#', its white space collapsed, and the student's
+    quoted code line cut off."""
+    return _QUOTED_CODE.sub("", _SPACE.sub(" ", _NUMBER.sub("#", str(message))).strip())
+
+
+def failures(nb) -> dict[str, str]:
+    """{grade id: message} of every graded test cell the hidden tests failed in an autograded notebook.
+    Only the grader's verdict counts (an error output named CheckFailed, which it writes in place of the
+    cell's own outputs); a part not graded (the kernel died before it) is not a mistake of the answer."""
+    out = {}
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") != "code" or not meta.get("grade") or meta.get("solution"):
+            continue
+        for o in cell.get("outputs", []):
+            if o.get("output_type") == "error" and o.get("ename") == VERDICT:
+                out[str(meta.get("grade_id"))] = str(o.get("evalue", ""))
+                break
+    return out
+
+
+def matches(mistake: Mistake, failed: dict[str, str]) -> bool:
+    """Whether a submission's failed parts ({grade id: message}) show this mistake."""
+    return bool(mistake.messages) and all(
+        gid in failed and normalise(failed[gid]) == normalise(msg) for gid, msg in mistake.messages.items())
+
+
+def identify(mistakes: list[Mistake], failed: dict[str, str]) -> list[Mistake]:
+    """The named mistakes a submission's failures show, those explaining the most parts first."""
+    found = [m for m in mistakes if matches(m, failed)]
+    found = [m for m in found if not any(set(m.messages) < set(o.messages) for o in found)]
+    return sorted(found, key=lambda m: (-len(m.messages), m.name))
+
+
+# ----------------------------------------------------------------------------------------------- stored
+def source_digest(root: Path, assignment: str) -> str:
+    """sha-256 of what a mistake's grading depends on in the course: the assignment's source notebook
+    builder, its hidden tests and its mistakes."""
+    a = Assignment.at(Path(root), assignment)
+    h = hashlib.sha256()
+    for path in (a.folder / f"{assignment}.py", a.folder / HIDDEN_TESTS, a.mistakes_file):
+        h.update(path.name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
+    return h.hexdigest()
+
+
+def load(root: Path, assignment: str) -> list[Mistake]:
+    """The stored signatures of ``assignment``'s mistakes with their why lines (from mistakes.py, as it is
+    now); [] if none are stored for it. A mistake whose signature is stale for the current files is not
+    matched (``stale`` says which assignments are)."""
+    root = Path(root)
+    path = root / SIGNATURES
+    if not path.is_file():
+        return []
+    stored = json.loads(path.read_text(encoding="utf-8")).get(assignment)
+    if not stored or stored.get("digest") != source_digest(root, assignment):
+        return []
+    whys = {name: m["why"] for name, m in Assignment.at(root, assignment).mistakes().items()}
+    return [Mistake(assignment, name, whys[name], dict(m["messages"]))
+            for name, m in sorted(stored["mistakes"].items()) if name in whys]
+
+
+def stale(root: Path, assignments: list[str] | None = None) -> list[str]:
+    """The assignments whose stored signatures are missing or were computed from other files."""
+    root = Path(root)
+    path = root / SIGNATURES
+    stored = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    return [a for a in (assignments or course_assignments(root))
+            if stored.get(a, {}).get("digest") != source_digest(root, a)]
+
+
+def signatures_from(root: Path, assignment: str, autograded: dict) -> dict:
+    """The stored form of one assignment's signatures, from each mistake's autograded notebook
+    ({mistake: notebook}). Refuses a mistake whose grading failed other parts than mistakes.py says."""
+    named = Assignment.at(Path(root), assignment).mistakes()
+    out = {}
+    for name, m in named.items():
+        failed = failures(autograded[name])
+        if set(failed) != set(m["loses"]):
+            raise RuntimeError(f"{assignment}/{name}: mistakes.py says it loses {sorted(m['loses'])}, its grading "
+                               f"failed {sorted(failed)}")
+        out[name] = {"messages": {gid: failed[gid] for gid in sorted(failed)}}
+    return {"digest": source_digest(root, assignment), "mistakes": out}
+
+
+def compute(root: Path, assignments: list[str], workers: int = 2) -> dict:
+    """Grade every named mistake of ``assignments`` in a throw-away copy of the course (one
+    ``python -m bertgrader all`` run) and return their signatures."""
+    from bertgrader.trial import Course, load_mistakes, mistake_submission
+
+    with tempfile.TemporaryDirectory(prefix="mistake-signatures-") as tmp:
+        course = Course(Path(tmp) / "course", assignments, origin=Path(root))
+        course.generate("*")
+        for a in assignments:
+            for name, m in load_mistakes(Path(root), a).items():
+                course.submit(name, a, mistake_submission(course, a, m))
+        course.grade_class("all", "--workers", str(workers))
+        return {a: signatures_from(root, a, {name: course.autograded(name, a) for name in load_mistakes(Path(root), a)})
+                for a in assignments}
+
+
+def write(root: Path, assignments: list[str], workers: int = 2) -> Path:
+    root = Path(root)
+    path = root / SIGNATURES
+    stored = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    stored.update(compute(root, assignments, workers))
+    path.write_text(json.dumps(dict(sorted(stored.items())), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bertgrader.mistakes",
+                                description="Grade every named mistake and store what its grading said "
+                                            f"({SIGNATURES}), so feedback and the class report can name it.")
+    p.add_argument("assignments", nargs="*", help="assignment ids (default: those whose signatures are stale)")
+    p.add_argument("--root", default=".", help="the course root (default: the current folder)")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--check", action="store_true", help="only list the stale assignments; exit 1 if any")
+    args = p.parse_args(argv)
+    root = Path(args.root).resolve()
+    todo = args.assignments or stale(root)
+    if args.check:
+        print("\n".join(todo) or "every assignment's mistake signatures are current")
+        return 1 if todo else 0
+    if not todo:
+        print("every assignment's mistake signatures are current")
+        return 0
+    print(f"grading the named mistakes of {', '.join(todo)} ...", file=sys.stderr)
+    print(write(root, todo, args.workers))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
