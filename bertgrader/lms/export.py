@@ -112,12 +112,12 @@ def canvas_csv(grades: Grades, roster: dict, gradebook: Path | None, column: str
             raise ExportError(f"{gradebook} has no column {column!r}")
         header = [c for c in cols if c in CANVAS_IDENTITY or c in CANVAS_MORE_IDENTITY] + [column]
         points = None
-        first = rows[0]["Student"].strip() if rows else ""
-        if first == "Points Possible":
-            try:
-                points = float(rows[0][column])
-            except ValueError:
-                points = None
+        for row in rows:  # Canvas puts it second (after a "Manual Posting" row in some exports)
+            if (row["Student"] or "").strip() == "Points Possible":
+                try:
+                    points = float(row[column])
+                except (TypeError, ValueError):
+                    pass
     out = io.StringIO()
     w = csv.DictWriter(out, fieldnames=header, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
