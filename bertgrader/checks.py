@@ -14,6 +14,22 @@ the student's functions through ``student``, and compare what comes back with be
             check(got.dtype == torch.bool, f"expected a torch.bool tensor, got {got.dtype}")
 
 A failed check shows the student its message (and the case), never the test's source.
+
+Every call through ``student`` is also held to the rules of bertgrader.effects, on by default (see
+bertgrader.remote): arguments unchanged, modules' weights, modes and requires_grad unchanged, no global
+generator reseeded, a generator given is the only source of randomness and is advanced. A broken rule
+fails the case with its message ("your function changed the tensor it was given as `mask` (argument 2):
+its shape went from (2, 7) to (2, 1, 7) ..."). A task that lets a function do one of these says so in the
+test, with its reason: ``student.f.call_with(allow={"writes_args": "the task says it fills labels in
+place"})(...)``. More helpers for what a result is besides its values:
+
+    check_like(got, expected, "the logits")      # dtype and device (and shape) of the reference's output
+    same_gradients(student.embeddings_forward, reference_forward, ids, segments, output=None)
+        # one random cotangent, backpropagated here through the reference and there through the student's
+        # function: the gradient of every float input and parameter compared ("no gradient reaches
+        # word_embeddings.weight (is the sum detached?)"); no expected value enters the kernel
+    student.keep_in_kernel(wire.Generator(5))    # one generator for two calls in a row
+    wire.Strided(t)                              # an input that arrives as a non-contiguous view
 """
 from __future__ import annotations
 
@@ -24,7 +40,8 @@ from pathlib import Path
 import torch
 
 from bertgrader.assignment import HIDDEN_TESTS
-from bertgrader.remote import KernelGone, StudentError
+from bertgrader.kernel import wire
+from bertgrader.remote import EffectFailed, KernelGone, StudentError
 
 
 
@@ -52,7 +69,7 @@ def case(description: str):
         yield
     except KernelGone:
         raise
-    except CheckFailed as e:
+    except (CheckFailed, EffectFailed) as e:
         raise CheckFailed(f"{description}: {e}") from None
     except StudentError as e:
         raise CheckFailed(f"{description}: your code {e}") from None
@@ -81,7 +98,7 @@ def run(module, grade_id: str, student) -> str | None:
         test(student)
     except KernelGone:
         raise
-    except CheckFailed as e:
+    except (CheckFailed, EffectFailed) as e:
         return str(e)
     except StudentError as e:
         return f"your code {e}"
@@ -102,3 +119,112 @@ def kind_of(value) -> str:
     if isinstance(value, Remote):
         return f"an object that is not plain data ({value!r})"
     return f"a {type(value).__name__}"
+
+
+def check_like(got, expected: torch.Tensor, what: str = "the result", shape: bool = True) -> torch.Tensor:
+    """``got`` as a tensor with the reference's dtype and device (and shape): a float64 input computed in
+    float32, or a result moved to another device, fails with the reason in words."""
+    got = tensor(got, what)
+    if shape:
+        check(got.shape == expected.shape, f"expected {what} of shape {tuple(expected.shape)}, got {tuple(got.shape)}")
+    check(got.dtype == expected.dtype,
+          f"{what} has dtype {got.dtype} where the reference's has {expected.dtype}: compute in the dtype of "
+          "the inputs (no .float() or dtype of your own where they are float64), and return what the task asks for")
+    check(got.device == expected.device, f"{what} is on {got.device}, the inputs on {expected.device}: keep "
+                                         "the result on the inputs' device")
+    return got
+
+
+def _local(args: list, kwargs: dict):
+    """The grader's own copies of what it sends: wire descriptions built (a module, a config, a generator,
+    a non-contiguous view), every tensor a fresh copy."""
+    return wire.decode(wire.encode([list(args), dict(kwargs)]), build=wire.materialize)
+
+
+def _pick(result, output):
+    if output is None:
+        return result
+    if isinstance(output, int) or isinstance(result, dict):
+        return result[output]
+    return getattr(result, output)
+
+
+def reference_gradients(reference_fn, cotangent_seed: int, *args, output=None, **kwargs):
+    """(cotangent, {key: gradient}) of ``reference_fn`` on the grader's copies of the arguments: the keys
+    those of Remote.gradients (argument keys "0", "mask"; parameters of ``reference_fn`` if it is a module,
+    "dense.weight"; of a module argument, "2.dense.weight"); the cotangent drawn shaped like the output."""
+    local_args, local_kwargs = _local(args, kwargs)
+    leaves = {}
+
+    def lift(value, key, depth=0):
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            leaves[key] = value.detach().requires_grad_()
+            return leaves[key]
+        if isinstance(value, (list, tuple)) and depth < 4:
+            items = [lift(v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value)]
+            return items if isinstance(value, list) else tuple(items)
+        if isinstance(value, dict) and depth < 4:
+            return {k: lift(v, f"{key}[{k}]", depth + 1) for k, v in value.items()}
+        return value
+
+    local_args = [lift(v, str(i)) for i, v in enumerate(local_args)]
+    local_kwargs = {k: lift(v, k) for k, v in local_kwargs.items()}
+    params = {}
+    owner = reference_fn if isinstance(reference_fn, torch.nn.Module) else getattr(reference_fn, "__self__", None)
+    modules = [("", owner)] + [(f"{i}.", v) for i, v in enumerate(local_args)] + [(f"{k}.", v) for k, v in local_kwargs.items()]
+    for prefix, module in modules:
+        if isinstance(module, torch.nn.Module):
+            for name, p in module.named_parameters():
+                p.grad = None
+                params[prefix + name] = p
+    with torch.enable_grad():
+        out = _pick(reference_fn(*local_args, **local_kwargs), output)
+    if not isinstance(out, torch.Tensor) or not out.requires_grad:
+        raise ValueError("the reference's output is not differentiable: same_gradients needs one that is")
+    cotangent = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(cotangent_seed))
+    out.backward(cotangent)
+    return cotangent, {key: t.grad for key, t in [*leaves.items(), *params.items()]}
+
+
+def _grad_label(key: str, names: dict) -> str:
+    head, _, rest = key.partition(".")
+    if head.isdigit() or head in names:
+        name = names.get(head)
+        arg = (f"`{name}` (argument {int(head) + 1})" if name else f"argument {int(head) + 1}") if head.isdigit() \
+            else f"`{head}`"
+        return f"`{rest}` of the module given as {arg}" if rest else f"the input {arg}"
+    return f"`{key}`"
+
+
+def same_gradients(remote_fn, reference_fn, *args, output=None, seed: int = 0, rtol: float = 1e-4,
+                   atol: float = 1e-5, **kwargs) -> None:
+    """The gradients of the student's ``remote_fn`` (a Remote) and of ``reference_fn`` (bertlib's, here) agree
+    on these arguments: one random cotangent (seeded ``seed``) shaped like the reference's output (the result,
+    or its item/field ``output``) is backpropagated through each; the gradient of every float input and every
+    parameter (of the model called, of a module given) that the reference's reaches is compared. A
+    CheckFailed names what differs: "no gradient reaches `word_embeddings.weight` (...)"."""
+    cotangent, expected = reference_gradients(reference_fn, seed, *args, output=output, **kwargs)
+    got = remote_fn.gradients(cotangent, *args, output=output, **kwargs)
+    names = got.get("names") if isinstance(got.get("names"), dict) else {}
+    check(list(got["shape"]) == list(cotangent.shape),
+          f"expected an output of shape {tuple(cotangent.shape)}, got {tuple(got['shape'])}")
+    check(got.get("connected") is True,
+          "no gradient flows back through your result at all (is it detached, computed under torch.no_grad(), "
+          "or rebuilt from .item() or .tolist()?)")
+    theirs = got["grads"]
+    for key, ref in expected.items():
+        if ref is None or not bool(ref.abs().max() > 0):
+            continue  # the reference's gradient does not reach it either, or is zero there
+        label = _grad_label(key, names)
+        check(key in theirs, f"{label} is missing: keep the parameter names the task gives")
+        mine = theirs[key]
+        check(mine is not None and bool(mine.abs().max() > 0),
+              f"no gradient reaches {label} (is it detached, read through .data, .detach() or .item(), or used "
+              "under torch.no_grad()?)")
+        check(mine.shape == ref.shape, f"the gradient of {label} has shape {tuple(mine.shape)}, expected "
+                                       f"{tuple(ref.shape)}")
+        diff = (mine.double() - ref.double()).abs().max().item()
+        scale = max(1.0, ref.abs().max().item())
+        check(diff <= atol * scale + rtol * ref.abs().max().item(),
+              f"the gradient of {label} differs from the reference's by up to {diff:.3g}: your function computes "
+              "the same values by another path, or lets a value through that should be cut off")

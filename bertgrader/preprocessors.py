@@ -5,11 +5,12 @@
 - every kernel starts in the bubblewrap sandbox (bertgrader.sandbox); if the sandbox cannot run,
   grading stops with a message saying why, unless the instructor passes ``--TrustedExecute.sandbox=none``
   (a warning then says that student code runs with the instructor's rights);
-- the student's cells run in that kernel as usual, but a graded test cell is not executed there: the
-  grader runs the assignment's hidden tests (``solutions/<a>/hidden_tests.py``) in its own process,
-  calling the student's functions in the kernel with data and checking the data that comes back. The
-  cell's output is then the result: "passed", or an error holding the failed check's message. nbgrader
-  scores the cell from that output, as it always does;
+- the student's cells run in that kernel as usual, but a graded test cell is not executed there: after
+  the notebook's last cell, the grader runs the assignment's hidden tests (``solutions/<a>/hidden_tests.py``)
+  of every graded cell, in its own process, calling the student's functions in the kernel with data and
+  checking the data that comes back (so no cell of the student's runs after a hidden call, and none can
+  show what a call was given). The cell's output is then the result: "passed", or an error holding the
+  failed check's message. nbgrader scores the cell from that output, as it always does;
 - while the notebook is graded, the kernel sees bertlib with the assignment's ``SWITCHED_OFF`` functions
   replaced by stubs, and no transformers;
 - output is capped per cell, rich outputs that could run script (HTML, JavaScript, SVG, widgets) are kept
@@ -192,6 +193,7 @@ class TrustedExecute(Execute):
         self._used: dict[int, int] = {}
         self._cut: set[int] = set()
         self._student = Student(self._run_in_kernel)
+        self._deferred: list = []  # (index, cell) of the graded test cells, graded after the last cell
         try:
             return super().preprocess(nb, resources, km)
         except DeadKernelError:  # died between cells (nbclient checks at the end too)
@@ -207,10 +209,28 @@ class TrustedExecute(Execute):
         if not self._dead and time.monotonic() > self._deadline:
             self._stop_kernel(f"the notebook ran past its time limit of {self.notebook_seconds} s")
         if _is_test_cell(cell):
+            # Graded after the notebook's last cell (_grade_deferred), on its final state: no cell of the
+            # student's runs after a hidden call, so none can print what a call was given. Until then the
+            # cell says it was not graded (a cell left so scores nothing).
+            cell.outputs = [_error_output("NotGraded", NOT_RUN.format(why=self._dead) if self._dead else
+                                          "not graded: the grading stopped before the hidden tests ran")]
+            if not self._dead:
+                self._deferred.append((index, cell))
+        elif self._dead:
             cell.outputs = []
+        else:
+            cell, resources = self._run_student_cell(cell, resources, index)
+        if index == len(self.nb.cells) - 1:
+            self._grade_deferred()
+        return cell, resources
+
+    def _grade_deferred(self):
+        """Run the hidden tests of every graded cell, in notebook order, after the student's last cell."""
+        for index, cell in self._deferred:
+            self._index, self._cell = index, cell
             if self._dead:
-                cell.outputs.append(_error_output("NotGraded", NOT_RUN.format(why=self._dead)))
-                return cell, resources
+                cell.outputs = [_error_output("NotGraded", NOT_RUN.format(why=self._dead))]
+                continue
             grade_id = cell.metadata["nbgrader"]["grade_id"]
             try:
                 message = checks.run(self._module, grade_id, self._student)
@@ -218,14 +238,13 @@ class TrustedExecute(Execute):
                 self._dead = self._dead or str(e)
                 message = f"not graded: {e}"
             if message is None:
-                cell.outputs.append(nbformat.v4.new_output(
-                    "stream", name="stdout", text="Passed: the grader's checks of this part (visible and hidden).\n"))
+                cell.outputs = [nbformat.v4.new_output(
+                    "stream", name="stdout", text="Passed: the grader's checks of this part (visible and hidden).\n")]
             else:
-                cell.outputs.append(_error_output("CheckFailed", message))
-            return cell, resources
-        if self._dead:
-            cell.outputs = []
-            return cell, resources
+                cell.outputs = [_error_output("CheckFailed", message)]
+        self._deferred = []
+
+    def _run_student_cell(self, cell, resources, index):
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:

@@ -3,17 +3,41 @@
     student = Student(run)                     # run(code) executes code in the student's kernel
     got = student.select_for_prediction(ids, [0, 101, 102], 0.15, wire.Generator(7))   # a tensor, here
     model = student.SequenceClassifier(wire.Config(cfg))   # a Remote: the model stays in the kernel
-    model.call("load_state_dict", state)
+    model.load_state_dict(state)
     logits = model(input_ids, attention_mask=mask).logits
 
 Everything that comes back is data, checked here, in the grader's own process, against bertlib: the
 student's code cannot patch the comparisons, the oracle or the asserts, because none of them run where
 it runs.
+
+Every call is also held to the rules of bertgrader.effects (issue 28): the kernel measures what the call
+did (bertgrader.kernel.watch) and the grader judges it, so a call that changes an argument it was given
+(a tensor, list, dict or config), changes the weights, train()/eval() mode or requires_grad of a module it
+is given or called on, reseeds a global random generator, draws from a global generator although it was
+given one, or draws nothing from the generator it was given, raises ``EffectFailed``, whose message names
+the rule in words (checks.case adds the input). Calls whose purpose is an effect are not watched: a last
+attribute in ``DRIVING`` (``model.eval()``, ``model.load_state_dict(...)``, ``student.torch.manual_seed(3)``).
+
+    student.f.call_with(allow={"writes_args": "the task says it fills labels in place"})(labels, ...)
+    student.f.call_with(manual_seed=3)(x)      # torch.manual_seed(3) in the kernel just before the call
+    g = student.keep_in_kernel(wire.Generator(5))   # one generator the kernel keeps: pass it to two calls
+    g.get_state()                                   # its state now, as data
+    wire.Strided(t)                                 # an argument that arrives as a non-contiguous view
+    model.gradients(cotangent, ids, output="logits")   # see checks.same_gradients
+
+``allow`` maps a rule of ``effects.RULES`` to the reason the task gives (a few words; a rule name that does
+not exist, or no reason, is a ValueError).
 """
 from __future__ import annotations
 
+import torch
+
+from bertgrader import effects
 from bertgrader.kernel import wire
 from bertgrader.kernel.kernel_side import MIME
+
+# Methods called for their effect: the grader driving an object, not the student's function being graded.
+DRIVING = frozenset({"train", "eval", "load_state_dict", "manual_seed", "set_state", "requires_grad_", "zero_grad"})
 
 
 class StudentError(Exception):
@@ -29,6 +53,13 @@ class KernelGone(StudentError):
 
     def __init__(self, message: str):
         super().__init__(message, kind="kernel")
+
+
+class EffectFailed(StudentError):
+    """The call broke a rule of bertgrader.effects; ``str()`` names it in words, for the student."""
+
+    def __init__(self, message: str):
+        super().__init__(message, kind="effect")
 
 
 class Student:
@@ -53,7 +84,13 @@ class Student:
                 raise
             return False
 
-    def _request(self, request: dict):
+    def keep_in_kernel(self, value) -> "Remote":
+        """``value`` (a wire.Generator, say) built in the kernel and kept there: one object that several calls
+        can be given (two calls with one generator must give two draws)."""
+        return self._request({"op": "keep", "value": value})
+
+    def _request(self, request: dict, reply: bool = False):
+        """The answer's value (a Remote for an object left in the kernel); with ``reply``, (value, the answer)."""
         code = ("__import__('bertgrader.kernel.kernel_side', fromlist=['serve']).serve("
                 f"{wire.to_text(wire.encode(request))!r})")
         outputs, status = self._run(code)
@@ -65,17 +102,18 @@ class Student:
         if not payloads:
             raise StudentError("the call gave no answer (did the code replace the grader's helper?)", "protocol")
         try:
-            reply = wire.decode(wire.from_text(payloads[-1]["data"][MIME]))
+            answer = wire.decode(wire.from_text(payloads[-1]["data"][MIME]))
         except wire.WireError as e:
             raise StudentError(f"the answer could not be read as data ({e})", "protocol") from None
-        if not isinstance(reply, dict):
+        if not isinstance(answer, dict):
             raise StudentError("the answer was not in the grader's format", "protocol")
-        if "error" in reply:
-            where = "; ".join(str(t) for t in reply.get("traceback", [])[-2:])
-            raise StudentError(f"raised {reply['error']}: {reply.get('message', '')}" + (f" ({where})" if where else ""),
-                               error_type=str(reply["error"]))
-        value = reply.get("ok")
-        return Remote(self, wire.Handle(value.id, value.type_name), []) if isinstance(value, wire.Handle) else value
+        if "error" in answer:
+            where = "; ".join(str(t) for t in answer.get("traceback", [])[-2:])
+            raise StudentError(f"raised {answer['error']}: {answer.get('message', '')}" + (f" ({where})" if where else ""),
+                               error_type=str(answer["error"]))
+        value = answer.get("ok")
+        value = Remote(self, wire.Handle(value.id, value.type_name), []) if isinstance(value, wire.Handle) else value
+        return (value, answer) if reply else value
 
 
 def _unwrap(value):
@@ -95,23 +133,56 @@ def _unwrap(value):
 class Remote:
     """A name in the student's notebook, or an object kept in their kernel, with an attribute path."""
 
-    def __init__(self, student: Student, target, path: list[str]):
+    def __init__(self, student: Student, target, path: list[str], options: dict | None = None):
         self._student, self._target, self._path = student, target, list(path)
+        self._options = dict(options or {})
 
     def __getattr__(self, name: str) -> "Remote":
         if name.startswith("_"):
             raise AttributeError(name)
         return Remote(self._student, self._target, self._path + [name])
 
+    def call_with(self, allow: dict | None = None, manual_seed: int | None = None) -> "Remote":
+        """This callable, with the rules in ``allow`` ({rule: the task's reason}) off for its calls and
+        torch.manual_seed(``manual_seed``) in the kernel just before each call (dropout draws from torch's
+        global generator)."""
+        options = {"allow": effects.check_allow(allow)}
+        if manual_seed is not None:
+            options["manual_seed"] = int(manual_seed)
+        return Remote(self._student, self._target, self._path, options)
+
+    def _subject(self) -> str:
+        if self._path or not isinstance(self._target, wire.Handle):
+            return "your function" if not self._path else "your code"
+        kind = self._target.type_name
+        return "your function" if kind in ("", "function", "method", "partial") else f"your {kind}"
+
+    def _call(self, args: list, kwargs: dict, **extra):
+        args, kwargs = _unwrap(list(args)), _unwrap(kwargs)
+        request = {"op": "call", "target": self._target, "path": self._path, "args": args, "kwargs": kwargs, **extra}
+        watched = not (self._path and self._path[-1] in DRIVING)
+        if watched:
+            request["watch"] = True
+        if "manual_seed" in self._options:
+            request["manual_seed"] = self._options["manual_seed"]
+        value, answer = self._student._request(request, reply=True)
+        if watched:
+            try:
+                broken = effects.judge(answer.get("effects"), args, kwargs, self._options.get("allow"), self._subject())
+            except effects.MalformedReport:
+                raise StudentError("the answer did not say what the call did (did the code replace the grader's "
+                                   "helper?)", "protocol") from None
+            if broken:
+                raise EffectFailed(broken)
+        return value
+
     def __call__(self, *args, **kwargs):
-        return self._student._request({"op": "call", "target": self._target, "path": self._path,
-                                       "args": _unwrap(list(args)), "kwargs": _unwrap(kwargs)})
+        return self._call(list(args), kwargs)
 
     def call_keeping_args(self, *args, **kwargs):
-        """(result, the positional arguments as they were after the call): to see what was changed in place."""
-        out = self._student._request({"op": "call", "target": self._target, "path": self._path,
-                                      "args": _unwrap(list(args)), "kwargs": _unwrap(kwargs),
-                                      "return_args": True})
+        """(result, the positional arguments as they were after the call): to see what was changed in place
+        (where ``call_with(allow={"writes_args": ...})`` lets the function write them)."""
+        out = self._call(list(args), kwargs, return_args=True)
         if isinstance(out, Remote) or not isinstance(out, dict) or "args_after" not in out:
             raise StudentError("the answer could not travel back as data", "protocol")
         return out["result"], out["args_after"]
@@ -123,17 +194,30 @@ class Remote:
         an argument that is not data is None in "args"/"kwargs", and "where" maps its position ("0", "1", ...)
         or keyword to where it sat among this call's own arguments ("args[0].attention.self").
         ``manual_seed``: torch.manual_seed(manual_seed) in the kernel just before the call."""
-        request = {"op": "call", "target": self._target, "path": self._path, "args": _unwrap(list(args)),
-                   "kwargs": _unwrap(kwargs), "stand_in": dict(stand_ins)}
-        if manual_seed is not None:
-            request["manual_seed"] = int(manual_seed)
-        out = self._student._request(request)
+        target = self if manual_seed is None else Remote(self._student, self._target, self._path,
+                                                          {**self._options, "manual_seed": int(manual_seed)})
+        out = target._call(list(args), kwargs, stand_in=dict(stand_ins))
         if isinstance(out, Remote) or not isinstance(out, dict) or not isinstance(out.get("calls"), dict):
             raise StudentError("the answer could not travel back as data", "protocol")
         calls = {name: out["calls"].get(name) for name in stand_ins}
         if not all(isinstance(c, list) for c in calls.values()):
             raise StudentError("the answer could not travel back as data", "protocol")
         return out["result"], calls
+
+    def gradients(self, cotangent: torch.Tensor, *args, output=None, **kwargs) -> dict:
+        """Call this in the kernel with every floating-point tensor argument a leaf that requires grad,
+        backpropagate ``cotangent`` from the output (the result, or its item/field ``output``), and return
+        {"shape", "dtype", "connected", "names", "grads"}: "grads" maps each such argument's key ("0", "mask")
+        and each parameter of the model called ("dense.weight") or of a module given ("2.dense.weight") to
+        its gradient, None where none arrived. checks.same_gradients compares them with the reference's."""
+        out = self._student._request({"op": "grad", "target": self._target, "path": self._path,
+                                      "args": _unwrap(list(args)), "kwargs": _unwrap(kwargs),
+                                      "cotangent": cotangent, "output": output})
+        ok = (isinstance(out, dict) and isinstance(out.get("grads"), dict) and isinstance(out.get("shape"), list)
+              and all(g is None or isinstance(g, torch.Tensor) for g in out["grads"].values()))
+        if not ok:
+            raise StudentError("the answer could not travel back as data", "protocol")
+        return out
 
     def value(self):
         """The attribute's value itself (data, or a Remote for an object)."""

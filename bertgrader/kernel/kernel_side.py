@@ -7,13 +7,22 @@ a result that cannot travel as data (a model, say) stays here and the grader get
 
 This module runs in the student's process, so the student can replace it; that changes nothing, because
 the grader only ever reads data from here and decides everything on its own side.
+
+Requests (``op``): "get" an attribute; "call" a function or object (``watch``: measure what the call did,
+bertgrader.kernel.watch, and send the report as ``effects``; ``manual_seed``: seed torch's global generator
+first; ``return_args``; ``stand_in``); "keep" a value built here (a generator two calls share) and answer
+a handle to it; "grad": call, backpropagate the grader's cotangent, answer the gradients (``_gradients``).
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
 
+import torch
+
 from bertgrader.kernel import wire
+from bertgrader.kernel.watch import Watch, arguments, parameter_names
 
 MIME = "application/x-bert-grader"
 _objects: dict[int, object] = {}
@@ -33,12 +42,16 @@ def _resolve(value):
     return value
 
 
-def _send(value) -> bytes:
+def _keep(value) -> wire.Handle:
+    _objects[len(_objects) + 1] = value
+    return wire.Handle(len(_objects), type(value).__name__)
+
+
+def _send(value, extra: dict) -> bytes:
     try:
-        return wire.encode({"ok": value})
+        return wire.encode({"ok": value, **extra})
     except wire.Unsendable:
-        _objects[len(_objects) + 1] = value
-        return wire.encode({"ok": wire.Handle(len(_objects), type(value).__name__)})
+        return wire.encode({"ok": _keep(value), **extra})
 
 
 def _data_or_none(value):
@@ -57,23 +70,87 @@ def _student_traceback(exc: BaseException) -> list[str]:
 
 
 def _run(request: dict):
+    """(the value to answer, extra fields of the answer)."""
     namespace = sys.modules["__main__"].__dict__
+    if request["op"] == "keep":
+        return _keep(request["value"]), {}
     target = request["target"]
     if isinstance(target, wire.Handle):
-        obj = _resolve(target)
+        root = _resolve(target)
     elif target in namespace:
-        obj = namespace[target]
+        root = namespace[target]
     else:
         raise NameError(f"{target} is not defined: run the cell that defines it (and keep its name)")
+    obj = root
     for name in request.get("path", []):
         obj = getattr(obj, name)
     if request["op"] == "get":
-        return obj, None
+        return obj, {}
     args, kwargs = _resolve(request.get("args", [])), _resolve(request.get("kwargs", {}))
-    if "stand_in" in request:
-        return _call_standing_in(namespace, obj, args, kwargs, request["stand_in"], request.get("manual_seed")), None
-    result = obj(*args, **kwargs)
-    return result, ([_data_or_none(a) for a in args] if request.get("return_args") else None)
+    model = root if isinstance(root, torch.nn.Module) else obj if isinstance(obj, torch.nn.Module) else None
+    if request["op"] == "grad":
+        return _gradients(obj, model, args, kwargs, request["cotangent"], request.get("output")), {}
+    if request.get("manual_seed") is not None:
+        torch.manual_seed(int(request["manual_seed"]))
+    watch = Watch(args, kwargs, fn=obj, self_module=model) if request.get("watch") else None
+    with watch or contextlib.nullcontext():
+        if "stand_in" in request:
+            result = _call_standing_in(namespace, obj, args, kwargs, request["stand_in"])
+        else:
+            result = obj(*args, **kwargs)
+    if request.get("return_args"):
+        result = {"result": result, "args_after": [_data_or_none(a) for a in args]}
+    return result, ({"effects": watch.report()} if watch else {})
+
+
+def _pick(result, output):
+    """The output a gradient flows back from: the result, its item ``output`` (an index) or field (a name)."""
+    if output is None:
+        return result
+    if isinstance(output, int) or isinstance(result, dict):
+        return result[output]
+    return getattr(result, str(output))
+
+
+def _gradients(obj, model, args, kwargs, cotangent, output) -> dict:
+    """Call ``obj`` with every floating-point tensor argument made a leaf that requires grad, backpropagate
+    ``cotangent`` from its output, and answer {"shape", "dtype", "connected", "names", "grads"}: the
+    gradient of each such argument (key "0", "mask", "1[2]" inside a list) and of each parameter of the
+    model called ("dense.weight") or of a module given ("2.dense.weight"); None where none arrived."""
+    leaves: dict[str, torch.Tensor] = {}
+
+    def lift(value, key, depth=0):
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            leaves[key] = value.detach().requires_grad_()
+            return leaves[key]
+        if isinstance(value, (list, tuple)) and depth < 4:
+            items = [lift(v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value)]
+            return items if isinstance(value, list) else tuple(items)
+        if isinstance(value, dict) and depth < 4:
+            return {k: lift(v, f"{key}[{k}]", depth + 1) for k, v in value.items()}
+        return value
+
+    keyed = arguments(args, kwargs)
+    lifted = {key: lift(v, key) for key, v in keyed}
+    args = [lifted[str(i)] for i in range(len(args))]
+    kwargs = {k: lifted[k] for k in kwargs}
+    params = {}
+    for prefix, module in [("", model)] + [(f"{k}.", v) for k, v in keyed if isinstance(v, torch.nn.Module)]:
+        if isinstance(module, torch.nn.Module):
+            for name, p in module.named_parameters():
+                p.grad = None
+                params[prefix + name] = p
+    with torch.enable_grad():
+        out = _pick(obj(*args, **kwargs), output)
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"expected a tensor to backpropagate from, got {type(out).__name__}")
+    answer = {"shape": list(out.shape), "dtype": out.dtype, "connected": bool(out.requires_grad),
+              "names": parameter_names(obj, args, kwargs), "grads": {}}
+    if out.requires_grad and list(out.shape) == list(cotangent.shape):
+        torch.autograd.backward(out, cotangent.to(out.dtype))
+    answer["grads"] = {key: (t.grad.detach() if t.grad is not None else None)
+                       for key, t in [*leaves.items(), *params.items()]}
+    return answer
 
 
 def _where(value, args) -> str | None:
@@ -89,12 +166,11 @@ def _where(value, args) -> str | None:
     return None
 
 
-def _call_standing_in(namespace: dict, obj, args, kwargs, stand_ins: dict, manual_seed=None):
+def _call_standing_in(namespace: dict, obj, args, kwargs, stand_ins: dict):
     """Call ``obj`` while each notebook function named in ``stand_ins`` is replaced by one that records what it
     is given and returns ``stand_ins[name]``: how a part that builds on others is graded, with their correct
     results, computed by the grader. What was recorded goes back as data (an object that is not data as
-    where it sits among the call's arguments); the grader checks it, never this module. ``manual_seed``:
-    torch.manual_seed first (dropout draws from torch's global generator)."""
+    where it sits among the call's arguments); the grader checks it, never this module."""
     calls = {name: [] for name in stand_ins}
     blobs = {name: wire.encode(value) for name, value in stand_ins.items()}  # encoded once, decoded per call
 
@@ -112,10 +188,6 @@ def _call_standing_in(namespace: dict, obj, args, kwargs, stand_ins: dict, manua
     theirs = {name: namespace.get(name, missing) for name in stand_ins}
     namespace.update({name: stand_in(name) for name in stand_ins})
     try:
-        if manual_seed is not None:
-            import torch
-
-            torch.manual_seed(manual_seed)
         result = obj(*args, **kwargs)
     finally:
         for name, value in theirs.items():
@@ -131,8 +203,8 @@ def serve(text: str) -> None:
 
     try:
         request = wire.decode(wire.from_text(text), build=wire.materialize)
-        result, args_after = _run(request)
-        blob = _send(result) if args_after is None else _send({"result": result, "args_after": args_after})
+        result, extra = _run(request)
+        blob = _send(result, extra)
     except Exception as exc:  # the student's error, reported to the grader as data
         blob = wire.encode({"error": type(exc).__name__, "message": str(exc)[:2000],
                             "traceback": _student_traceback(exc)})

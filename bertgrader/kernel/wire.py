@@ -73,6 +73,19 @@ class Module:
                    module.training)
 
 
+class Strided:
+    """Stands for ``tensor`` delivered as a non-contiguous view with the same values: a slice of a buffer
+    one larger in every dimension (so no two dimensions can be merged by ``.view``), the form a caller's
+    slice takes; a 1-d tensor arrives as every other element of a buffer twice its length. Sent so that
+    ``.view`` on an input a caller sliced is tried: ``wire.Strided(torch.arange(6).view(2, 3))`` arrives
+    with strides (4, 1)."""
+
+    def __init__(self, tensor: torch.Tensor):
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError("wire.Strided holds a tensor")
+        self.tensor = tensor
+
+
 class Config:
     """Stands for ``bertlib.BertConfig(**fields)``."""
 
@@ -120,6 +133,8 @@ def _encode(value, tensors: dict, depth: int):
             return {TAG: "pairs", "v": [[_encode(k, tensors, depth + 1), _encode(v, tensors, depth + 1)]
                                         for k, v in value.items()]}
         return {TAG: "dict", "v": {k: _encode(v, tensors, depth + 1) for k, v in value.items()}}
+    if isinstance(value, Strided):
+        return {TAG: "strided", "v": _encode(value.tensor, tensors, depth + 1)}
     if isinstance(value, Generator):
         return {TAG: "generator", "seed": value.seed}
     if isinstance(value, Random):
@@ -210,6 +225,11 @@ def _decode(doc, tensors: dict, build, depth: int):
         return Record(str(doc["type"]), sub(doc["v"]))
     if tag == "handle":
         return Handle(int(doc["id"]), str(doc.get("type", "")))
+    if tag == "strided":
+        inner = sub(doc["v"])
+        if not isinstance(inner, torch.Tensor):
+            raise WireError("a strided value that is not a tensor")
+        return build(tag, inner, sub)
     if tag in ("generator", "random", "config", "module"):
         return build(tag, doc, sub)
     raise WireError(f"unknown tag {tag!r}")
@@ -217,6 +237,8 @@ def _decode(doc, tensors: dict, build, depth: int):
 
 def _describe(tag, doc, sub):
     """Default decoding of the tagged objects: back into the descriptions (the trusted side's view)."""
+    if tag == "strided":
+        return Strided(doc)
     if tag == "generator":
         return Generator(doc["seed"])
     if tag == "random":
@@ -228,6 +250,8 @@ def _describe(tag, doc, sub):
 
 def materialize(tag, doc, sub):
     """Decoding that builds real objects (the kernel's view): generators, configs, modules with weights."""
+    if tag == "strided":
+        return non_contiguous(doc)
     if tag == "generator":
         return torch.Generator().manual_seed(int(doc["seed"]))
     if tag == "random":
@@ -245,6 +269,21 @@ def materialize(tag, doc, sub):
     module = getattr(importlib.import_module(owner), name)(*sub(doc["args"]), **sub(doc["kwargs"]))
     module.load_state_dict(sub(doc["state"]))
     return module.train(bool(doc["training"]))
+
+
+def non_contiguous(tensor: torch.Tensor) -> torch.Tensor:
+    """A view holding ``tensor``'s values that ``.view`` cannot flatten: a slice of a buffer one larger in
+    every dimension (every other element of a buffer twice as long, for a 1-d tensor)."""
+    if tensor.dim() == 0:
+        return tensor.clone()
+    if tensor.dim() == 1:
+        buffer = torch.zeros(2 * tensor.shape[0], dtype=tensor.dtype)
+        view = buffer[::2]
+    else:
+        buffer = torch.zeros([s + 1 for s in tensor.shape], dtype=tensor.dtype)
+        view = buffer[tuple(slice(0, s) for s in tensor.shape)]
+    view.copy_(tensor)
+    return view
 
 
 def decode(blob: bytes, build=_describe):
