@@ -8,6 +8,8 @@
 # make exercises    regenerate exercises/ from solutions/ with nbgrader (rebuilds the notebooks first)
 # make live        the chapters as notebooks to run in JupyterLab (_build/live/chapters/*.ipynb), made from
 #                  the built book: its numbers, terms and included code in place, the live demos instead of the page's
+# make release     what students get, without solutions/: the built book and exercises/ in _build/release/, checked
+#                  to hold no solution, hidden test or named mistake (course/release.py; fails naming any it finds)
 # make js          Plotly's cartesian bundle for the demos and axe-core for the page tests, from npm
 #                  (make book and make check run it)
 # make clean       remove _build: the next make book executes every chapter and training run again
@@ -29,7 +31,7 @@ PLOTLY_JS_FILE := $(VENV)/js/node_modules/plotly.js-cartesian-dist-min/plotly-ca
 AXE_JS := axe-core@4.14.1
 AXE_JS_FILE := $(VENV)/js/node_modules/axe-core/axe.min.js
 
-.PHONY: book test check lint venv clean benchmarks notebooks exercises js live
+.PHONY: book test check lint venv clean benchmarks notebooks exercises js live release
 
 venv: $(STAMP)
 
@@ -53,6 +55,10 @@ js: $(STAMP)
 book: $(STAMP) js
 	$(PY) -m course.build
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+
+# The book and the student notebooks, without solutions/, scanned for every solution, hidden test and mistake.
+release: book
+	$(PY) -m course.release
 
 # The chapters as plain notebooks for JupyterLab, from the book just built (course/live.py).
 live: book
