@@ -8,7 +8,9 @@ grader's machine (zmq reconnects by path). Interrupts go as messages on the cont
 bubblewrap would not reach the kernel, which runs in its own session). The kernel's own stdout and stderr
 (not the cells' output, which travels over zmq) go nowhere, so a kernel cannot flood the instructor's
 terminal. Its client (``SandboxedKernelClient``) is ready as soon as the kernel answers, without waiting
-out jupyter_client's 0.2 s of IOPub silence at every kernel start.
+out jupyter_client's 0.2 s of IOPub silence at every kernel start. Each kernel gets a cgroup of its own
+(bertgrader.cgroup) where this machine allows one, entered before bubblewrap starts and removed, with
+anything left in it, when the kernel is; where none can be made, the first kernel's start says why, once.
 """
 from __future__ import annotations
 
@@ -26,10 +28,14 @@ from jupyter_client import AsyncKernelManager
 from jupyter_client.asynchronous import AsyncKernelClient
 from traitlets import DottedObjectName, Type
 
+from bertgrader import cgroup
 from bertgrader.sandbox import IPC_DIR, IPC_PREFIX, Sandbox, read_child_pid
 
 
 MAX_MESSAGE_BYTES = 96 * 2**20  # above the wire's 64 MiB answers, base64-encoded
+
+
+_said_no_cgroup: list[bool] = []  # the warning that limits are per process only, given once per process
 
 
 class KernelSocketsChanged(RuntimeError):
@@ -93,6 +99,11 @@ class SandboxedKernelManager(AsyncKernelManager):
         box = (self.make_sandbox or (lambda w: Sandbox(workdir=w)))(workdir)
         box.ro_files.append(self.connection_file)
         box.rw_dirs.append((self._sockets, IPC_DIR))
+        self.kernel_group = box.group = cgroup.KernelGroup.make(box.limits)
+        if self.kernel_group is None and not _said_no_cgroup:
+            _said_no_cgroup.append(True)
+            self.log.warning("the sandbox limits each process of a kernel, not the kernel as a whole (its children "
+                             "each get the memory limit): %s", cgroup.mode())
         self._info_r, info_w = os.pipe()
         # The lifeline: the kernel exits when this pipe's write end closes, i.e. when this process dies.
         life_r, self._lifeline = os.pipe()
@@ -144,6 +155,9 @@ class SandboxedKernelManager(AsyncKernelManager):
             if getattr(self, "_lifeline", None) is not None:
                 os.close(self._lifeline)
                 self._lifeline = None
+            if getattr(self, "kernel_group", None) is not None:
+                self.kernel_group.remove()  # and whatever the kernel left running in it
+                self.kernel_group = None
 
     def client(self, **kwargs):
         """A client whose sockets drop any single message over MAX_MESSAGE_BYTES, so a kernel cannot make

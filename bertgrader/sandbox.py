@@ -6,7 +6,8 @@ package (``bertgrader/kernel/``: nothing of the grader's own side, the hidden te
 the notebook it grades (read-only) and a small private /tmp. Not the instructor's home, solutions/, the
 gradebook, other students' folders, the environment, or the network: it runs in its own network, PID,
 IPC and mount namespaces, as an unprivileged user (as root: a uid of its own, ``kernel_uid``), with
-resource limits (``Limits``).
+resource limits (``Limits``): per kernel where a cgroup can be made for it (``bertgrader.cgroup``: the kernel
+and every process it starts share its memory, processes and CPU), and per process (``prlimit``) always.
 
 The kernel talks to jupyter_client over the ``ipc`` transport: its sockets are files in a folder the grader
 makes and owns, shown to the kernel at ``/ipc``; once the kernel has made them, and before any student code
@@ -33,6 +34,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from bertgrader.cgroup import KernelGroup
+
 GRADER = Path(__file__).resolve().parent  # this package
 # As root, each kernel runs as a user of its own: KERNEL_UID_BASE + the grader's pid (one kernel at a time per
 # grading process), a uid no account has. Per-user limits (processes, counted across the machine) then
@@ -50,12 +53,15 @@ class SandboxUnavailable(RuntimeError):
 class Limits:
     """Resource limits of one kernel. A kernel that passes one is stopped; the cells left score zero."""
 
-    # memory the kernel may allocate (RLIMIT_DATA: the heap and private mappings): a 3 GiB allocation fails
-    # (torch + bertlib take about 0.2 of it). Its address space may also hold the shared libraries torch maps
-    # from files, which are not its own memory: RLIMIT_AS is this plus their size (shared_library_bytes)
+    # memory the kernel may use: with a cgroup (bertgrader.cgroup), the kernel and all its processes together
+    # (memory they touch, /tmp included); per process always (RLIMIT_DATA: the heap and private mappings): a
+    # 3 GiB allocation fails (torch + bertlib take about 0.2 of it). Its address space may also hold the shared
+    # libraries torch maps from files, which are not its own memory: RLIMIT_AS is this plus their size
+    # (shared_library_bytes)
     memory_bytes: int = 2 * 2**30
-    cpu_seconds: int = 300  # CPU time of the whole kernel
-    processes: int = 256  # threads count too (torch and zmq start several per kernel)
+    cpu_seconds: int = 300  # CPU time of each process of the kernel (RLIMIT_CPU)
+    cpus: float = 1.0  # with a cgroup: the CPUs the whole kernel may keep busy (torch runs one thread in it)
+    processes: int = 256  # threads count too (torch and zmq start several per kernel); per kernel with a cgroup
     open_files: int = 256
     file_bytes: int = 16 * 2**20  # the largest file the kernel may write (in its own /tmp)
     tmp_bytes: int = 64 * 2**20  # the size of its /tmp
@@ -139,6 +145,7 @@ class Sandbox:
     ro_files: list = field(default_factory=list)  # single host files visible read-only (the connection file)
     rw_dirs: list = field(default_factory=list)  # (host folder, path inside) the kernel may write (its sockets)
     threads: int = 1
+    group: KernelGroup | None = None  # the kernel's cgroup (bertgrader.cgroup), entered before bubblewrap starts
 
     def env(self) -> dict[str, str]:
         venv_bin = str(Path(sys.executable).parent)
@@ -209,11 +216,14 @@ class Sandbox:
             args += [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}",
                      "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
         lim = self.limits
+        # RLIMIT_NPROC counts a user's processes across the machine (as an ordinary user, all of the instructor's):
+        # a group counts the kernel's own instead
+        nproc = [] if self.group else [f"--nproc={lim.processes}"]
         args += [shutil.which("prlimit") or "/usr/bin/prlimit", f"--data={lim.memory_bytes}",
-                 f"--as={lim.memory_bytes + shared_library_bytes()}",
-                 f"--cpu={lim.cpu_seconds}", f"--nproc={lim.processes}", f"--nofile={lim.open_files}",
-                 f"--fsize={lim.file_bytes}", "--core=0", "--"]
-        return args + list(cmd)
+                 f"--as={lim.memory_bytes + shared_library_bytes()}", f"--cpu={lim.cpu_seconds}", *nproc,
+                 f"--nofile={lim.open_files}", f"--fsize={lim.file_bytes}", "--core=0", "--"]
+        args += list(cmd)
+        return self.group.enter(args) if self.group else args
 
 
 def _missing_message() -> str:

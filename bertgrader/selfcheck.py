@@ -8,7 +8,10 @@ assignment's hidden tests switch functions off:
 2. the kernel's imports (ipykernel, torch, bertlib, the kernel side of bertgrader) and the probe, with the
    process's own error output kept: a venv the kernel's user cannot reach, a torch that does not load under
    the limits or a bertlib imported from elsewhere is named here, where a kernel would only die;
-3. a kernel through bertgrader's kernel manager (ipc sockets, sealed), asked the same over the wire.
+3. a kernel through bertgrader's kernel manager (ipc sockets, sealed), asked the same over the wire, and
+   found inside its cgroup where one is made (bertgrader.cgroup).
+The summary says which limits apply: a cgroup per kernel (v1 or v2, and where), or per-process limits only
+and why.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from bertgrader import cgroup
 from bertgrader.sandbox import Sandbox, SandboxUnavailable, bwrap_path, check_available, package_dir
 from bertgrader.switch_off import probe_code, stubbed_bertlib
 
@@ -63,6 +67,9 @@ async def _kernel(workdir: Path) -> str:
     try:
         await kc.wait_for_ready(timeout=120)
         km.seal()
+        if km.kernel_group is not None and not km.kernel_group.pids():
+            raise SandboxUnavailable(f"a sandboxed kernel runs outside its cgroup ({km.kernel_group.folders[0]} is "
+                                     "empty): its processes would not share its limits")
         reply = await kc.execute_interactive(
             PROBE_CODE, timeout=120,
             output_hook=lambda m: printed.append(m["content"].get("text", "")) if m["msg_type"] == "stream" else None)
@@ -91,7 +98,8 @@ def check_kernel() -> str:
             raise SandboxUnavailable(f"a sandboxed kernel did not start and answer: {e}") from None
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return f"ok ({bwrap_path()}; a sandboxed kernel imports torch {version} and the grader's stubbed bertlib)"
+    return (f"ok ({bwrap_path()}; a sandboxed kernel imports torch {version} and the grader's stubbed bertlib; "
+            f"limits: {cgroup.mode()})")
 
 
 def main() -> None:

@@ -7,18 +7,21 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import torch
 
-from bertgrader import sandbox
+from bertgrader import cgroup, sandbox
 from bertgrader.kernel import wire
 from bertgrader.switch_off import stubbed_bertlib
 from nbgrader_harness import REPO, Course, solution_submission
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")
+needs_cgroup = pytest.mark.skipif(sys.platform != "linux" or not cgroup.support().version,
+                                  reason=f"no cgroup per kernel can be made here: {cgroup.mode()}")
 
 
 def _in_sandbox(code: str, tmp_path, **kw) -> subprocess.CompletedProcess:
@@ -214,8 +217,11 @@ def test_a_kernel_exits_when_its_grader_is_gone(tmp_path):
 def test_the_self_check_starts_a_real_kernel_and_names_the_cause_when_grading_cannot_work(monkeypatch):
     from bertgrader import selfcheck
 
-    # here it works: a sandboxed kernel imports torch and sees the grader's stub
-    assert selfcheck.check_kernel().startswith(f"ok ({sandbox.bwrap_path()}; a sandboxed kernel imports torch {torch.__version__}")
+    # here it works: a sandboxed kernel imports torch and sees the grader's stub; the summary names the limits' kind
+    summary = selfcheck.check_kernel()
+    assert summary.startswith(f"ok ({sandbox.bwrap_path()}; a sandboxed kernel imports torch {torch.__version__}")
+    assert summary.endswith(f"; limits: {cgroup.mode()})")
+    assert ("a cgroup per kernel (cgroup v" if cgroup.support().version else "per-process limits only") in summary
 
     # and from inside a running event loop (a notebook's; a test process's after Playwright ran in it)
     async def inside_a_loop():
@@ -239,3 +245,149 @@ def test_the_self_check_starts_a_real_kernel_and_names_the_cause_when_grading_ca
     # the command make venv runs, here: ok
     proc = subprocess.run([sys.executable, "-m", "bertgrader.sandbox"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "a sandboxed kernel imports torch" in proc.stdout, proc.stderr
+
+
+# --------------------------------------------------------------------- one kernel, one budget (cgroups)
+FORKED_GIGABYTES = """
+    import os, select, time
+    r, w = os.pipe()
+    kids = []
+    for i in range(3):
+        pid = os.fork()
+        if pid == 0:
+            block = b"\\x01" * 2**30  # 1 GiB, every page written
+            os.write(w, b"H")
+            time.sleep(60)
+            os._exit(0)
+        kids.append(pid)
+        while True:  # until this child holds its GiB, or is gone
+            if select.select([r], [], [], 0.05)[0]:
+                os.read(r, 1)
+                break
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                break
+    time.sleep(1)  # a child the out-of-memory killer chose may still be exiting
+    alive = [pid for pid in kids if os.waitpid(pid, os.WNOHANG)[0] == 0]
+    print("HOLDING", len(alive), flush=True)
+"""
+
+
+def _holding(proc: subprocess.CompletedProcess) -> int:
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("HOLDING")), None)
+    assert line, proc.stdout + proc.stderr[-2000:]
+    return int(line.split()[1])
+
+
+@needs_cgroup
+def test_a_kernels_forked_children_share_its_memory(tmp_path):
+    """Three children of one kernel each write 1 GiB: with the kernel's 2 GiB counted per process, all three
+    held theirs (3 GiB, issue 28); in the kernel's cgroup they cannot, while another kernel's budget is its own."""
+    alone = _in_sandbox(FORKED_GIGABYTES, tmp_path)  # per-process limits only: the old way
+    assert _holding(alone) == 3
+    greedy, other = (cgroup.KernelGroup.make(sandbox.Limits()) for _ in range(2))
+    try:
+        proc = _in_sandbox(FORKED_GIGABYTES, tmp_path, group=greedy)
+        assert _holding(proc) < 3, proc.stdout
+        assert greedy.oom_kills() >= 1  # the group's own out-of-memory killer stopped a child
+        assert greedy.memory_peak() is None or greedy.memory_peak() <= 2 * 2**30
+        one = _in_sandbox(FORKED_GIGABYTES.replace("range(3)", "range(1)"), tmp_path, group=other)
+        assert _holding(one) == 1 and other.oom_kills() == 0
+    finally:
+        assert greedy.remove() and other.remove()
+    assert not any(f.exists() for f in greedy.folders + other.folders)
+
+
+FORKS = """
+    import os, time
+    started = 0
+    try:
+        while started < 300:
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+            started += 1
+        print("STARTED ALL", started, flush=True)
+    except OSError as e:
+        print("FULL after", started, e.errno, flush=True)
+    time.sleep(60)
+"""
+
+
+@needs_cgroup
+def test_300_forks_in_one_kernel_hit_its_process_limit_and_another_kernel_still_starts(tmp_path):
+    """The kernel's group counts its processes (256): 300 forks stop short, and a kernel the same grading process
+    starts next (the same uid as root: a per-user limit would have stopped it) starts and runs a cell."""
+    from bertgrader.kernel_manager import SandboxedKernelManager
+
+    tmp_path.chmod(0o755)
+    group = cgroup.KernelGroup.make(sandbox.Limits())
+    cmd = sandbox.Sandbox(workdir=tmp_path, group=group).wrap([sys.executable, "-u", "-c", textwrap.dedent(FORKS)])
+    greedy = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        line = greedy.stdout.readline()
+        assert line.startswith("FULL after"), line
+        assert int(line.split()[2]) < 256 and group.pids_refused() >= 1
+        assert len(group.pids()) <= 256
+
+        async def another_kernel():
+            km = SandboxedKernelManager(kernel_name="python3")
+            await km.start_kernel(cwd=str(tmp_path))
+            kc = km.client()
+            kc.start_channels()
+            try:
+                await kc.wait_for_ready(timeout=120)
+                km.seal()
+                in_group = km.kernel_group.pids()
+                printed = []
+                await kc.execute_interactive("print(6 * 7)", timeout=60, output_hook=lambda m: printed.append(
+                    m["content"].get("text", "")) if m["msg_type"] == "stream" else None)
+                return in_group, "".join(printed), km.kernel_group.folders
+            finally:
+                kc.stop_channels()
+                await km.shutdown_kernel(now=True)
+
+        with ThreadPoolExecutor(1) as pool:
+            in_group, printed, folders = pool.submit(asyncio.run, another_kernel()).result()
+        assert printed.strip() == "42" and in_group  # the kernel ran, inside its own group
+        assert not any(f.exists() for f in folders)  # removed with the kernel
+    finally:
+        greedy.kill()
+        greedy.wait()
+        assert group.remove()  # the sleepers left in it are killed with it
+
+
+@needs_cgroup
+def test_groups_left_by_a_grader_that_died_are_removed_with_what_runs_in_them():
+    """A grader killed outright leaves its kernels' groups; the next grader removes them (and kills what is in
+    them) when it makes its first group. Groups of graders still alive are left alone."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # its pid: no process has it now
+    bases, version = list(cgroup.support().bases.values()), cgroup.support().version
+    stale = cgroup.KernelGroup([b / f"{gone.pid}-0" for b in bases], version)
+    alive = cgroup.KernelGroup([b / f"{os.getpid()}-999" for b in bases], version)
+    for f in stale.folders + alive.folders:
+        f.mkdir()
+    sleeper = subprocess.Popen(stale.enter(["sleep", "60"]))
+    try:
+        for _ in range(100):
+            if stale.pids():
+                break
+            time.sleep(0.05)
+        assert stale.pids() == [sleeper.pid]
+        cgroup.support.cache_clear()
+        cgroup.support()  # what the next grader's first kernel runs
+        assert sleeper.wait(timeout=10) == -9
+        assert not any(f.exists() for f in stale.folders)
+        assert all(f.exists() for f in alive.folders)
+    finally:
+        sleeper.kill()
+        assert alive.remove() and stale.remove()
+
+
+@linux_only
+def test_without_a_cgroup_limits_stay_per_process_and_it_says_why(tmp_path):
+    code = ("from bertgrader import cgroup, sandbox\nprint(cgroup.mode())\nprint(cgroup.KernelGroup.make(sandbox.Limits()))\n"
+            "print('--nproc=256' in sandbox.Sandbox(workdir='.').wrap(['true']))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         env=dict(os.environ, BERTGRADER_NO_CGROUP="1")).stdout.splitlines()
+    assert out == ["per-process limits only, no cgroup per kernel (BERTGRADER_NO_CGROUP is set)", "None", "True"], out
