@@ -67,6 +67,9 @@ c.Autograde.autograde_preprocessors = [TrustedExecute, IgnorePattern, ClearMetad
 # Feedback: inert outputs only, markdown sanitised, so a student cannot put live script into a page.
 c.GenerateFeedback.preprocessors = [SafeFeedback, GetGrades, CSSHTMLHeaderPreprocessor]
 c.HTMLExporter.sanitize_html = True
+from bertgrader.sanitize import install as sanitise_pages  # noqa: E402
+
+sanitise_pages(c)  # every page's HTML cleaned after rendering: feedback, formgrader, nbconvert --config this file
 # ... and nothing from the network: nbgrader's template loads MathJax from a CDN; this exporter puts an
 # installed MathJax inside the page instead, on pages with a formula (bertgrader/feedback.py).
 c.GenerateFeedback.exporter_class = "bertgrader.feedback.OfflineHTMLExporter"

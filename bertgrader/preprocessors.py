@@ -18,8 +18,8 @@
   out of a limit costs the cells that had not run yet, nothing else.
 
 ``SafeFeedback`` runs first in ``nbgrader generate_feedback``: it turns any rich output left in a notebook
-into text and caps it, so the feedback page holds no live script (nbconvert's ``sanitize_html`` cleans
-the markdown cells).
+into text and caps it; the page's markdown is cleaned after it is rendered (bertgrader.sanitize), so the
+feedback page holds no live script.
 """
 from __future__ import annotations
 
@@ -31,7 +31,6 @@ from pathlib import Path
 import nbformat
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
-from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Enum, Integer, Unicode
 
@@ -39,6 +38,7 @@ from bertgrader import checks
 from bertgrader.kernel_manager import SandboxedKernelManager
 from bertgrader.kernel.kernel_side import MIME
 from bertgrader.remote import KernelGone, Student
+from bertgrader.sanitize import clean_html
 from bertgrader.sandbox import Limits, Sandbox, check_available, package_dir
 from bertgrader.switch_off import probe_code, stubbed_bertlib
 
@@ -417,18 +417,30 @@ class CleanSubmission(NbGraderPreprocessor):
         return nb, resources
 
 
+MAX_MARKDOWN_SOURCE = 256 * 1024  # characters of one markdown cell kept in the autograded notebook and the page
+_ACTIVE_MARKDOWN = re.compile(r"<[A-Za-z/!?]|&#?[A-Za-z0-9]+;?|(?:java|vb)script\s*:", re.I)
+_SCRIPT_SCHEME = re.compile(r"(?:java|vb)script(\s*):", re.I)
+
+
 def _inert_markdown(cell):
-    """A markdown cell that holds HTML or a javascript: link, cleaned by nbconvert's bleach-based sanitiser
-    (nbgrader's templates and nbconvert's HTML export render markdown as it is)."""
-    if re.search(r"<[A-Za-z/!?]|javascript:", cell.source, re.I):
-        cell.source = SanitizeHTML().sanitize_html_tags(cell.source)
+    """A markdown cell cut at ``MAX_MARKDOWN_SOURCE`` characters; if it holds HTML, an entity or a script
+    URL, its HTML cleaned with nh3's allow-list (bertgrader.sanitize: linear time; bleach, used before, took
+    quadratic time) and any ``javascript:``/``vbscript:`` left in its text (a markdown link's target, or one
+    an entity spelled) broken. The pages clean the rendered HTML again (bertgrader.sanitize.markdown2html)."""
+    source = cell.source if isinstance(cell.source, str) else str(cell.source)
+    if len(source) > MAX_MARKDOWN_SOURCE:
+        source = (source[:MAX_MARKDOWN_SOURCE]
+                  + f"\n\n*... cut by the grader at {MAX_MARKDOWN_SOURCE:,} characters ...*\n")
+    if _ACTIVE_MARKDOWN.search(source):
+        source = _SCRIPT_SCHEME.sub(lambda m: "script-removed" + m.group(1) + ":", clean_html(source))
+    cell.source = source
     return cell
 
 
 class SafeFeedback(NbGraderPreprocessor):
-    """Keep only inert outputs, capped, in the notebook a feedback page is made from; a markdown cell that
-    holds HTML or a javascript: link is cleaned by nbconvert's bleach-based sanitizer (nbgrader's feedback
-    template renders markdown unsanitised)."""
+    """Keep only inert outputs, capped, in the notebook a feedback page is made from; a markdown cell is cut
+    and cleaned as in autograde (``_inert_markdown``). The page's own rendering cleans the HTML again
+    (bertgrader.sanitize), whatever the notebook holds."""
 
     max_output_chars = Integer(20_000).tag(config=True)
 
