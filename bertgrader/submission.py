@@ -7,12 +7,30 @@ and a link to /dev/zero would never end. ``check_submission`` walks the folder w
 and refuses anything that is not a regular file or a folder; ``install()`` (nbgrader_config.py calls it)
 runs it at the start of every student's conversion, so the refusal is that student's failure, with the
 reason in the log, and the run goes on with the next student.
+
+A notebook is checked as bytes before nbformat reads it (``check_notebook_file``): nbformat upgrades an
+older notebook in the grader's own process, before any sandbox, and its v3 upgrade writes ``"#" * level``
+for a heading cell (3 KB on disk, 10 GiB in memory). Only nbformat 4 JSON under ``MAX_NOTEBOOK_BYTES``, at
+most ``MAX_DEPTH`` deep, with at most ``MAX_CONTAINERS`` lists and objects, ``MAX_STRINGS`` strings and no
+string over ``MAX_STRING_CHARS`` is read; that bounds what parsing it (here and then in nbformat) costs in
+time and memory. The same check runs on what ``generate_feedback`` reads (the autograded notebook: every
+converter's source goes through ``install()``'s hook). A student id (the folder's name) must be UTF-8,
+printable, without separators and at most ``MAX_STUDENT_ID`` characters (``check_student_id``).
 """
 from __future__ import annotations
 
+import json
 import os
 import stat
+import unicodedata
 from pathlib import Path
+
+MAX_NOTEBOOK_BYTES = 32 * 2**20  # a solved notebook of this course is under 100 KB; plots add a few MB
+MAX_DEPTH = 32  # nesting of a notebook's JSON (nbformat 4's own: 7, with an output's metadata)
+MAX_CONTAINERS = 500_000  # lists and objects (a notebook of 100 cells: a few thousand)
+MAX_STRINGS = 1_000_000
+MAX_STRING_CHARS = 8 * 2**20  # one string: a cell's source, an output's text, an image
+MAX_STUDENT_ID = 100
 
 
 class SubmissionRefused(ValueError):
@@ -45,10 +63,94 @@ def check_submission(folder: Path, inside: Path | None = None) -> None:
             if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
                 raise SubmissionRefused(f"{path} is {_kind(mode)}: a submission is plain files in plain folders "
                                         "(not graded; submit the notebook itself)")
+            if stat.S_ISREG(mode) and name.endswith(".ipynb"):
+                check_notebook_file(path)
+
+
+def _refuse(path, why: str) -> SubmissionRefused:
+    return SubmissionRefused(f"{os.fsdecode(path)!r} {why} (not graded: save the notebook from Jupyter and "
+                             "submit it again)")
+
+
+def check_notebook_file(path) -> None:
+    """Raise SubmissionRefused, naming ``path``, unless it is nbformat 4 JSON within this module's bounds.
+    Reads the file once, as bytes; nothing of it is upgraded or executed."""
+    size = os.lstat(path).st_size
+    if size > MAX_NOTEBOOK_BYTES:
+        raise _refuse(path, f"is {size / 2**20:.1f} MiB, over the {MAX_NOTEBOOK_BYTES // 2**20} MiB a notebook may be")
+    with open(path, "rb") as f:
+        raw = f.read(MAX_NOTEBOOK_BYTES + 1)
+    if len(raw) > MAX_NOTEBOOK_BYTES:  # it grew while read
+        raise _refuse(path, f"is over the {MAX_NOTEBOOK_BYTES // 2**20} MiB a notebook may be")
+    # Upper bounds before parsing (a bracket or quote inside a string counts too): what json.loads may build.
+    if raw.count(b"[") + raw.count(b"{") > MAX_CONTAINERS:
+        raise _refuse(path, f"holds more than {MAX_CONTAINERS:,} JSON lists and objects")
+    if raw.count(b'"') > 4 * MAX_STRINGS:  # two quotes a string, escaped quotes inside strings besides
+        raise _refuse(path, f"holds more than {MAX_STRINGS:,} JSON strings")
+    try:
+        nb = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise _refuse(path, f"is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except RecursionError:
+        raise _refuse(path, f"is JSON nested more than {MAX_DEPTH} deep") from None
+    except ValueError as e:
+        raise _refuse(path, f"is not JSON ({e})") from None
+    if not isinstance(nb, dict) or "nbformat" not in nb:
+        raise _refuse(path, "is not a Jupyter notebook (no nbformat field)")
+    version = nb.get("nbformat")
+    if version != 4 or isinstance(version, bool) or not isinstance(nb.get("nbformat_minor", 0), int):
+        raise _refuse(path, f"is nbformat {version!r}: only nbformat 4 notebooks are graded (an older one is "
+                            "upgraded in the grader's own process; open it in Jupyter and save it, or run "
+                            "jupyter nbconvert --to notebook on your own machine)")
+    _check_tree(path, nb)
+
+
+def _check_tree(path, nb) -> None:
+    """Depth, count and string sizes of the parsed JSON, walked without recursion."""
+    stack, strings = [(nb, 1)], 0
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _refuse(path, f"is JSON nested more than {MAX_DEPTH} deep")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                strings += 1
+                if len(key) > MAX_STRING_CHARS:
+                    raise _refuse(path, f"holds a key of {len(key):,} characters (at most {MAX_STRING_CHARS:,})")
+                stack.append((item, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1) for item in value)
+        elif isinstance(value, str):
+            strings += 1
+            if len(value) > MAX_STRING_CHARS:
+                raise _refuse(path, f"holds a string of {len(value):,} characters (at most {MAX_STRING_CHARS:,})")
+        if strings > MAX_STRINGS:
+            raise _refuse(path, f"holds more than {MAX_STRINGS:,} JSON strings")
+
+
+def check_student_id(student_id: str, folder=None) -> None:
+    """Raise SubmissionRefused, naming the folder, unless ``student_id`` is printable UTF-8 of at most
+    ``MAX_STUDENT_ID`` characters, without path separators, wildcards or control characters."""
+    where = folder if folder is not None else student_id
+    try:
+        student_id.encode("utf-8")
+    except UnicodeEncodeError:  # os.fsdecode's surrogates: bytes that are not UTF-8
+        raise SubmissionRefused(f"student folder {os.fsdecode(where)!r}: its name is not UTF-8 (not graded: rename "
+                                "it to the student's id)") from None
+    bad = None
+    if not student_id or student_id in (".", "..") or student_id.strip() != student_id:
+        bad = "is empty, '.' or '..', or starts or ends with a space"
+    elif len(student_id) > MAX_STUDENT_ID:
+        bad = f"is {len(student_id)} characters long (at most {MAX_STUDENT_ID})"
+    elif any(c in "/\\*?[]" or unicodedata.category(c)[0] in "CZ" and c != " " for c in student_id):
+        bad = "holds a path separator, a wildcard or a control or invisible character"
+    if bad:
+        raise SubmissionRefused(f"student folder {where!r}: its name {bad} (not graded: rename it to the student's id)")
 
 
 def install() -> None:
-    """Check each submission at the start of nbgrader's conversion of it (BaseConverter.init_assignment)."""
+    """Check each submission (its student id, its files, its notebooks as bytes) at the start of nbgrader's
+    conversion of it (BaseConverter.init_assignment, before nbgrader writes anything of that student's)."""
     from nbgrader.converters.base import BaseConverter
 
     original = BaseConverter.init_assignment
@@ -56,6 +158,7 @@ def install() -> None:
         return
 
     def init_assignment(self, assignment_id: str, student_id: str) -> None:
+        check_student_id(student_id, folder=self._format_source(assignment_id, student_id))
         source = Path(self._format_source(assignment_id, student_id))
         root = Path(self.coursedir.format_path(self._input_directory, ".", "."))
         check_submission(source, inside=root if root in source.parents else None)

@@ -3,7 +3,9 @@
 tests/test_grading_security.py grades such submissions end to end."""
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 
@@ -11,7 +13,9 @@ import nbformat
 import pytest
 
 from bertgrader.preprocessors import CleanSubmission
-from bertgrader.submission import SubmissionRefused, check_submission
+from bertgrader.submission import (
+    MAX_NOTEBOOK_BYTES, SubmissionRefused, check_notebook_file, check_student_id, check_submission,
+)
 from nbgrader_harness import REPO, read_nb
 
 A = "08_masking"
@@ -124,3 +128,89 @@ def test_the_class_summary_writes_control_characters_out():
     text = out.getvalue()
     assert not any(ord(c) < 32 and c != "\n" or 127 <= ord(c) < 160 for c in text), repr(text)
     assert "\\x1b[2J\\x1b[1;1Hmallory" in text and "eve\\x07" in text and "alice" in text
+
+
+# --------------------------------------------------------------------------- a notebook checked as bytes
+def _v3_heading_bomb(level: int = 10**10) -> str:
+    """3 KB on disk; nbformat's upgrade to v4 would write '#' * level for each heading cell."""
+    cells = [{"cell_type": "heading", "level": level, "source": "x", "metadata": {}} for _ in range(20)]
+    return json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": cells}]})
+
+
+def _nested(depth: int) -> str:
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []})[:-1] + \
+        ', "deep": ' + "[" * depth + "]" * depth + "}"
+
+
+@pytest.mark.parametrize("text, why", [
+    (_v3_heading_bomb(), "is nbformat 3: only nbformat 4"),
+    (json.dumps({"nbformat": 5, "nbformat_minor": 0, "cells": []}), "is nbformat 5"),
+    (json.dumps({"nbformat": "4", "cells": []}), "is nbformat '4'"),
+    (json.dumps({"cells": []}), "no nbformat field"),
+    (json.dumps([1, 2]), "no nbformat field"),
+    ("{not json", "is not JSON"),
+    (_nested(40), "nested more than 32 deep"),
+    (json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [[]] * 600_000}),
+     "holds more than 500,000 JSON lists and objects"),
+    (_nested(5_000), "nested more than 32 deep"),
+    (json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [], "big": "x" * (8 * 2**20 + 1)}),
+     "holds a string of 8,388,609 characters"),
+    (json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [""] * 1_100_000}),
+     "more than 1,000,000 JSON strings"),
+])
+def test_a_notebook_is_checked_as_bytes_before_nbformat_reads_it(tmp_path, text, why):
+    path = tmp_path / "08_masking.ipynb"
+    path.write_text(text)
+    with pytest.raises(SubmissionRefused, match=re.escape(why)) as e:
+        check_notebook_file(path)
+    assert str(path) in str(e.value)
+
+
+def test_a_notebook_over_the_size_cap_is_refused_without_being_read(tmp_path, monkeypatch):
+    import builtins
+
+    path = tmp_path / "big.ipynb"
+    with open(path, "wb") as f:
+        f.truncate(MAX_NOTEBOOK_BYTES + 1)  # sparse: no disk used
+    opened = []
+    monkeypatch.setattr(builtins, "open", lambda *a, **k: opened.append(a) or (_ for _ in ()).throw(AssertionError))
+    with pytest.raises(SubmissionRefused, match="over the 32 MiB a notebook may be"):
+        check_notebook_file(path)
+    assert not opened
+
+
+def test_not_utf8_is_refused(tmp_path):
+    path = tmp_path / "n.ipynb"
+    path.write_bytes(b'{"nbformat": 4, "cells": ["\xff"]}')
+    with pytest.raises(SubmissionRefused, match="is not UTF-8"):
+        check_notebook_file(path)
+
+
+def test_every_notebook_of_the_course_passes_the_check():
+    notebooks = sorted((REPO / "solutions").glob("*/*.ipynb")) + sorted((REPO / "exercises").glob("*/*.ipynb"))
+    assert len(notebooks) >= 20
+    for path in notebooks:
+        check_notebook_file(path)
+
+
+def test_check_submission_checks_its_notebooks(tmp_path):
+    folder = _plain(tmp_path)
+    (folder / f"{A}.ipynb").write_text(_v3_heading_bomb())
+    with pytest.raises(SubmissionRefused, match="only nbformat 4"):
+        check_submission(folder, inside=tmp_path / "submitted")
+
+
+@pytest.mark.parametrize("student_id, why", [
+    ("mal\udcffory", "not UTF-8"), ("a/b", "path separator"), ("a\\b", "path separator"), ("x" * 101, "101 characters"),
+    ("eve\x1b[2J", "control"), ("eve\u202e", "invisible"), ("..", "'.' or '..'"), ("", "empty"), (" bob", "space"),
+    ("b*", "wildcard"),
+])
+def test_a_student_id_that_is_not_a_plain_name_is_refused_naming_the_folder(student_id, why):
+    with pytest.raises(SubmissionRefused, match=re.escape(why)) as e:
+        check_student_id(student_id, folder=f"submitted/{student_id}/{A}")
+    assert repr(f"submitted/{student_id}/{A}") in str(e.value)
+
+
+@pytest.mark.parametrize("student_id", ["alice", "bob_2", "zoë", "李雷", "o'brien", "anne-marie", "jean paul"])
+def test_plain_student_ids_pass(student_id):
+    check_student_id(student_id)
