@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from bertgrader.classes.db import SetupError, normalise_url
+from bertgrader.classes.run import positive_int
 from bertgrader.lms import export, importer, safezip, times
 from bertgrader.lms.layout import LMS
 
@@ -51,7 +52,7 @@ def parser() -> argparse.ArgumentParser:
     imp.add_argument("--times", type=Path, help="Canvas: hand-in times, the Submissions API's JSON or a CSV with "
                                                 "user_id and submitted_at")
     imp.add_argument("--timezone", help="Moodle: the time zone of the worksheet's times (e.g. Europe/Berlin)")
-    imp.add_argument("--max-notebook-mib", type=int, default=safezip.MAX_MEMBER_BYTES // safezip.MiB,
+    imp.add_argument("--max-notebook-mib", type=positive_int, default=safezip.MAX_MEMBER_BYTES // safezip.MiB,
                      help="refuse a notebook that unpacks to more (default: %(default)s)")
     return p
 
