@@ -37,8 +37,9 @@ def _reference_padding_mask(attention_mask, dtype=torch.float32):
 # %% [markdown]
 # ## Part 1: the additive padding mask (2 points)
 #
-# `attention_mask` is (B, T), 1 for a real token, 0 for padding. Return a tensor of `dtype` and shape
-# (B, 1, 1, T): 0 on real tokens, `torch.finfo(dtype).min` on padding.
+# `attention_mask` is (B, T), 1 for a real token, 0 for padding (a tokenizer gives integers; other
+# callers pass `True`/`False` or 1.0/0.0, and all of them must work). Return a tensor of `dtype` and shape
+# (B, 1, 1, T): 0 on real tokens, `torch.finfo(dtype).min` on padding. Leave `attention_mask` as it is.
 
 
 # %% solution padding
@@ -75,9 +76,9 @@ assert half.dtype == torch.float16 and half[0, 0, 0, 1].item() == torch.finfo(to
 #
 # `scores` are attention scores (B, nh, T, T) (already divided by sqrt(d)); `attention_mask` is (B, T).
 # Return the attention weights: softmax over the keys (last dimension) with padding keys weighted 0.
-# Use your `additive_padding_mask`, in the scores' dtype. A mistake in it costs Part 1's points, not
-# these: the visible test below swaps in a correct one, and the grader accepts the weights of a correct
-# mask or of yours, added before the softmax.
+# Use your `additive_padding_mask`, on the `attention_mask` given, in the scores' dtype, and leave `scores`
+# as they are. A mistake in it costs Part 1's points, not these: the visible test below swaps in a correct
+# one, and so does the grader.
 
 
 # %% solution softmax
