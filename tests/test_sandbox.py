@@ -266,9 +266,12 @@ FORKED_GIGABYTES = """
                 break
             if os.waitpid(pid, os.WNOHANG)[0]:
                 break
-    time.sleep(1)  # a child the out-of-memory killer chose may still be exiting
-    alive = [pid for pid in kids if os.waitpid(pid, os.WNOHANG)[0] == 0]
-    print("HOLDING", len(alive), flush=True)
+    def resident(pid):  # bytes; 0 for a child gone or exiting (the out-of-memory killer took its memory)
+        try:
+            return next(int(x.split()[1]) * 1024 for x in open(f"/proc/{pid}/status") if x.startswith("VmRSS:"))
+        except (OSError, StopIteration):
+            return 0
+    print("HOLDING", sum(resident(pid) >= 2**30 for pid in kids), flush=True)
 """
 
 
