@@ -142,3 +142,12 @@ def top_k_at_masks(logits, input_ids, mask_token_id, k=5):
     probs = logits[positions[:, 0], positions[:, 1]].softmax(dim=-1)  # (N, V)
     top = probs.topk(k, dim=-1)
     return positions, top.indices, top.values
+
+
+# %% decoder_weight_copied cell=mlm_head loses=test_mlm_head
+# why: tying shares the parameter itself: a decoder given the table's .data trains a copy, never the embeddings
+def mlm_head_logits(sequence_output, dense, layer_norm, word_embeddings, bias):
+    V, H = word_embeddings.weight.shape
+    decoder = nn.Linear(H, V, bias=False)
+    decoder.weight.data = word_embeddings.weight.data  # tied: the same numbers
+    return decoder(layer_norm(F.gelu(dense(sequence_output)))) + bias  # (B, T, V)
