@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import stat
+import sys
 import warnings
 import zipfile
 from datetime import datetime, timedelta, timezone
@@ -403,3 +404,49 @@ def test_export_without_an_import_or_a_graded_assignment_says_so(course, tmp_pat
     rc = cli.main(["export", "canvas", "--assignment", A, "--root", str(course), "--column", "M (1)",
                    "--out", str(tmp_path / "o")])
     assert rc == 2 and "has no assignment 08_masking: grade it first" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------- a real term
+@pytest.mark.slow
+@pytest.mark.full
+@pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only")
+def test_a_canvas_class_graded_for_real_gets_its_late_penalty_and_its_pages_back(tmp_path, capsys):
+    """The whole loop on a real course: a Canvas zip of two correct notebooks (one handed in late) imported,
+    graded by the class runner in the sandbox with the due date and nbgrader's 'zero' penalty set, feedback
+    written by nbgrader, and exported: the on-time student has every point, the late one none, and both
+    feedback pages go back named for Canvas."""
+    from tests.nbgrader_harness import Course, solution_submission
+
+    a = "04_embeddings"
+    course = Course(tmp_path / "course", [a])
+    course.generate(a)
+    with open(course.root / "nbgrader_config.py", "a") as fh:
+        fh.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
+    course.nbgrader("db", "assignment", "add", a, "--duedate=2026-12-01 23:59:00 UTC")
+    done = nbformat_bytes(solution_submission(course, a))
+    z = make_zip(tmp_path / "submissions.zip", [(f"smithbob_340934_208490284_{a}.ipynb", done),
+                                                 (f"doejane_LATE_340935_208490290_{a}.ipynb", done)])
+    times = tmp_path / "times.csv"
+    times.write_text("user_id,submitted_at\n340934,2026-12-01T22:00:00Z\n340935,2026-12-02T09:00:00Z\n")
+    assert cli.main(["import", "canvas", str(z), "--assignment", a, "--root", str(course.root),
+                     "--times", str(times)]) == 0
+    run = course.grade_class(a, "--workers", "1")
+    assert run.returncode == 0, run.log[-3000:]
+    course.generate_feedback(a)
+    full = sum(course.scores(a, "340934").values())
+    assert full > 0 and course.scores(a, "340935") == course.scores(a, "340934")  # both answers right
+    capsys.readouterr()
+    rc = cli.main(["export", "canvas", "--assignment", a, "--root", str(course.root), "--out", str(tmp_path / "o"),
+                   "--column", "Embeddings (4404)"])
+    assert rc == 0, capsys.readouterr()
+    rows = list(csv.reader(io.StringIO((tmp_path / "o" / f"canvas-{a}-grades.csv").read_text())))
+    assert {r[1]: r[5] for r in rows[1:]} == {"340934": f"{full:.2f}", "340935": "0.00"}
+    with zipfile.ZipFile(tmp_path / "o" / f"canvas-{a}-feedback.zip") as zf:
+        assert sorted(zf.namelist()) == [f"doejane_340935_208490290_{a}_feedback.html",
+                                         f"smithbob_340934_208490284_{a}_feedback.html"]
+
+
+def nbformat_bytes(nb) -> bytes:
+    import nbformat
+
+    return nbformat.writes(nb).encode()
