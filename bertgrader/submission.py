@@ -145,7 +145,8 @@ def check_student_id(student_id: str, folder=None) -> None:
     elif any(c in "/\\*?[]" or unicodedata.category(c)[0] in "CZ" and c != " " for c in student_id):
         bad = "holds a path separator, a wildcard or a control or invisible character"
     if bad:
-        raise SubmissionRefused(f"student folder {where!r}: its name {bad} (not graded: rename it to the student's id)")
+        raise SubmissionRefused(f"student folder {os.fsdecode(where)!r}: its name {bad} (not graded: rename it to the "
+                                "student's id)")
 
 
 def install() -> None:
@@ -158,7 +159,8 @@ def install() -> None:
         return
 
     def init_assignment(self, assignment_id: str, student_id: str) -> None:
-        check_student_id(student_id, folder=self._format_source(assignment_id, student_id))
+        if student_id != ".":  # generate_assignment's "no student"
+            check_student_id(student_id, folder=self._format_source(assignment_id, student_id))
         source = Path(self._format_source(assignment_id, student_id))
         root = Path(self.coursedir.format_path(self._input_directory, ".", "."))
         check_submission(source, inside=root if root in source.parents else None)

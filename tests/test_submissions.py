@@ -214,3 +214,26 @@ def test_a_student_id_that_is_not_a_plain_name_is_refused_naming_the_folder(stud
 @pytest.mark.parametrize("student_id", ["alice", "bob_2", "zoë", "李雷", "o'brien", "anne-marie", "jean paul"])
 def test_plain_student_ids_pass(student_id):
     check_student_id(student_id)
+
+
+def test_the_class_runner_skips_a_folder_that_is_not_a_student_id_and_grades_the_rest(tmp_path):
+    """python -m bertgrader stopped with UnicodeEncodeError before anyone was graded when a folder of
+    submitted/ was not UTF-8: now that folder (and one holding a terminal escape) is named and skipped."""
+    import shutil
+
+    shutil.copy(REPO / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
+    shutil.copytree(REPO / "solutions" / A, tmp_path / "solutions" / A)
+    solved = (REPO / "solutions" / A / f"{A}.ipynb").read_bytes()
+    for name in (b"mal\xffory", b"eve\x1b[2J", b"alice"):
+        folder = os.fsencode(tmp_path / "submitted") + b"/" + name + b"/" + A.encode()
+        os.makedirs(folder)
+        with open(folder + b"/" + A.encode() + b".ipynb", "wb") as f:
+            f.write(solved)
+    proc = subprocess.run([sys.executable, "-m", "bertgrader", A, "--workers", "1", "--root", str(tmp_path)],
+                          capture_output=True, timeout=900, cwd=tmp_path)
+    out = proc.stdout.decode("utf-8")  # strict: the summary itself is UTF-8
+    assert proc.returncode == 1, out + proc.stderr.decode("utf-8", "replace")
+    assert "its name is not UTF-8" in out and "mal\\udcffory" in out, out
+    assert "control or invisible character" in out, out
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["graded"] == 1 and len(summary["failed"]) == 2, summary

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bertgrader.assignment import assignments as course_assignments
-from bertgrader.submission import SubmissionRefused, check_submission
+from bertgrader.submission import SubmissionRefused, check_student_id, check_submission
 from bertgrader.classes.db import Ledger, SetupError, describe, normalise_url, open_engine, setup_lock, \
     submission_digest, use_wal
 from bertgrader.classes.pool import Pool, Task
@@ -132,7 +132,7 @@ def in_shard(student: str, shard: tuple[int, int] | None) -> bool:
     if shard is None:
         return True
     k, n = shard
-    return int.from_bytes(hashlib.sha256(student.encode("utf-8")).digest()[:8], "big") % n == k
+    return int.from_bytes(hashlib.sha256(student.encode("utf-8", "surrogateescape")).digest()[:8], "big") % n == k
 
 
 def find_submissions(root: Path, assignments: list[str]) -> dict[tuple[str, str], Path]:
@@ -212,14 +212,23 @@ def prepare(args, root: Path, assignments: list[str], subs: dict) -> Plan:
     mine = {k: v for k, v in subs.items() if in_shard(k[1], args.shard)}
     plan = Plan(root, assignments, db_url, course_id, args.sandbox, args.shard, in_shard=len(mine))
     ledger = Ledger(db_url, course_id, engine)
+    bad_ids = {}  # a folder name that is not a plain student id (not UTF-8, a control character, absurdly long)
+    for _, s in mine:
+        try:
+            check_student_id(s, folder=root / "submitted" / s)
+        except SubmissionRefused as e:
+            bad_ids[s] = str(e)
     try:
         with setup_lock(engine):
             _set_up_gradebook(engine, ledger, cfg, db_url, course_id, sorted({a for a, _ in mine}),
-                              sorted({s for _, s in mine if not GLOB_CHARS & set(s)}), register_assignment)
+                              sorted({s for _, s in mine if not GLOB_CHARS & set(s) and s not in bad_ids}),
+                              register_assignment)
         refused = set()
         for (a, s), folder in sorted(mine.items()):
-            why = None
-            if GLOB_CHARS & set(s):
+            why = bad_ids.get(s)
+            if why:
+                s = s.encode("utf-8", "backslashreplace").decode("utf-8")  # written out: the summary and ledger
+            elif GLOB_CHARS & set(s):
                 why = ("its student id holds *, ?, [ or ], which nbgrader reads as a pattern matching other "
                        "students: rename the folder")
             else:
@@ -228,7 +237,7 @@ def prepare(args, root: Path, assignments: list[str], subs: dict) -> Plan:
                 except SubmissionRefused as e:
                     why = str(e)
             if why:
-                refused.add((a, s))
+                refused.add((a, folder.parent.name))
                 plan.refused.append({"assignment": a, "student": s, "status": "failed", "seconds": 0.0, "why": why})
         digests = {k: submission_digest(v) for k, v in mine.items() if k not in refused}
         graded = set() if args.force else {
