@@ -1,7 +1,8 @@
 """What the class got wrong: ``python -m bertgrader report <assignment|all>``.
 
 Reads what grading left (nbgrader's gradebook, the class runner's ledger of grading times and failures,
-the autograded notebooks) and changes nothing. It writes one self-contained HTML page (charts drawn by
+the autograded notebooks) and changes nothing but the ledger, where it records, as ``python -m bertgrader``
+does, the submissions a plain ``nbgrader autograde`` graded (bertgrader.classes.db.Ledger.adopt). It writes one self-contained HTML page (charts drawn by
 matplotlib as inline SVG: no script, no network, nothing beside it) with each part's pass rate, the named
 mistakes of solutions/<a>/mistakes.py ranked by how many submissions show them (bertgrader.mistakes), the
 score distribution, grading times and the submissions that could not be graded; and prints the class
@@ -16,6 +17,7 @@ import argparse
 import html
 import io
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -82,7 +84,7 @@ def collect(root: Path, assignments: list[str], db_url: str | None = None) -> Cl
     from nbgrader.api import Gradebook, MissingEntry
 
     from bertgrader import mistakes as named
-    from bertgrader.classes.db import Ledger, describe, normalise_url, submission_digest
+    from bertgrader.classes.db import ADOPTED, Ledger, describe, normalise_url, submission_digest
     from bertgrader.classes.nbgrader_run import course_config, course_facts, read_autograded
     from bertgrader.classes.run import find_submissions
 
@@ -106,15 +108,19 @@ def collect(root: Path, assignments: list[str], db_url: str | None = None) -> Cl
                 report.parts += parts.values()
                 digests = {s: submission_digest(subs[(a, s)]) for s in students}
                 done = ledger.graded(a, digests, root) if cells else set()
-                seconds = {r["student"]: r["seconds"] for r in ledger.rows(a)}
+                if cells:
+                    done |= ledger.adopt(a, {s: d for s, d in digests.items() if s not in done},
+                                         {s: subs[(a, s)] for s in students}, root)
+                rows = ledger.rows(a)
+                seconds = {r["student"]: r["seconds"] for r in rows if r["grader"] != ADOPTED}  # adopted: untimed
                 whys = ledger.failures(a)
                 known = named.load(root, a)
                 if named.stale(root, [a]):
                     report.unnamed.append(a)
                 for s in students:
                     if s not in done:
-                        why = whys.get(s) or ("resubmitted since it was graded: grade it again" if s in seconds
-                                              else "not graded yet")
+                        why = whys.get(s) or ("resubmitted since it was graded: grade it again"
+                                              if s in {r["student"] for r in rows} else "not graded yet")
                         report.rows.append(Row(a, s, False, why=why))
                         continue
                     sub = gb.find_submission(a, s)
@@ -195,6 +201,7 @@ def _svg(fig) -> str:
     plt.close(fig)
     text = buf.getvalue()
     text = text[text.index("<svg"):]  # no XML prolog or doctype inside the page
+    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)  # matplotlib's RDF: a date, no use here
     return text.replace("<svg ", '<svg role="img" preserveAspectRatio="xMinYMin meet" ', 1)
 
 
@@ -206,18 +213,26 @@ def _bar_chart(labels: list[str], values: list[float], xlabel: str, xmax: float 
     import matplotlib.pyplot as plt
 
     plt.rcParams["svg.fonttype"] = "path"  # text drawn as shapes: no font needed to read it
-    fig, ax = plt.subplots(figsize=(6.4, 0.5 + 0.32 * max(1, len(labels))))
+    fig, ax = plt.subplots(figsize=(4.8, 0.6 + 0.3 * max(1, len(labels))))  # read at 390 px too
     y = range(len(labels))
     ax.barh(list(y), values, color="#4a7ab5")
-    ax.set_yticks(list(y), labels, fontsize=9)
+    ax.set_yticks(list(y), labels, fontsize=10)
     ax.invert_yaxis()
-    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_xlabel(xlabel, fontsize=10)
+    ax.tick_params(labelsize=10)
     if xmax is not None:
-        ax.set_xlim(0, xmax)
+        ax.set_xlim(0, xmax * 1.12)
     for i, v in enumerate(values):
-        ax.text(v, i, " " + fmt.format(v), va="center", fontsize=8)
+        ax.text(v, i, " " + fmt.format(v), va="center", fontsize=10)
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig)
+
+
+def _score_bins(most: float) -> list[float]:
+    """One bar per whole point up to 30 points, else twenty bars."""
+    if most <= 30:
+        return [i - 0.5 for i in range(int(most) + 2)]
+    return [i * most / 20 for i in range(21)]
 
 
 def _histogram(values: list[float], xlabel: str, bins, xmax: float | None = None) -> str:
@@ -227,12 +242,13 @@ def _histogram(values: list[float], xlabel: str, bins, xmax: float | None = None
     import matplotlib.pyplot as plt
 
     plt.rcParams["svg.fonttype"] = "path"
-    fig, ax = plt.subplots(figsize=(6.4, 2.6))
+    fig, ax = plt.subplots(figsize=(4.8, 1.8))
     ax.hist(values, bins=bins, color="#4a7ab5", edgecolor="white")
-    ax.set_xlabel(xlabel, fontsize=9)
-    ax.set_ylabel("submissions", fontsize=9)
+    ax.set_xlabel(xlabel, fontsize=10)
+    ax.set_ylabel("submissions", fontsize=10)
+    ax.tick_params(labelsize=10)
     if xmax is not None:
-        ax.set_xlim(0, xmax)
+        ax.set_xlim(-0.5, xmax)
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig)
@@ -243,9 +259,10 @@ CSS = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto; padding: 1em;
        max-width: 60em; color: #1d1d1d; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
-figure { margin: 0.6em 0; } figure svg { width: 100%; height: auto; max-width: 44em; }
+figure { margin: 0.6em 0; } figure svg { width: 100%; height: auto; max-width: 40em; }
 table { border-collapse: collapse; margin: 0.5em 0; } td, th { padding: 0.25em 0.6em; border-bottom: 1px solid #eee;
-text-align: left; vertical-align: top; overflow-wrap: anywhere; } td.n, th.n { text-align: right; white-space: nowrap; }
+text-align: left; vertical-align: top; } td.n, th.n { text-align: right; white-space: nowrap; }
+td.who { white-space: nowrap; } tr.sub td { border-bottom: none; } table.students { width: 100%; } td.msg, td.why { overflow-wrap: break-word; min-width: 12em; }
 .box { overflow-x: auto; } .msg { font-family: Menlo, Consolas, monospace; font-size: 0.85em; white-space: pre-wrap; }
 .note { color: #555; }
 """
@@ -271,10 +288,10 @@ def render(report: ClassReport) -> str:
             out.append("<h3>Each part's pass rate</h3>")
             out.append(f"<figure>{_bar_chart([p.name for p in parts], [p.rate or 0.0 for p in parts], 'passed (full points)', 1.0)}</figure>")
             out.append('<div class="box"><table class="parts"><tr><th>part</th><th class="n">points</th>'
-                       '<th class="n">passed</th><th class="n">graded</th><th class="n">pass rate</th></tr>')
+                       '<th class="n">passed</th><th class="n">rate</th></tr>')
             for p in parts:
-                out.append(f'<tr><td>{_e(p.name)}</td><td class="n">{p.points:g}</td><td class="n">{p.passed}</td>'
-                           f'<td class="n">{p.graded}</td><td class="n">{p.rate:.0%}</td></tr>')
+                out.append(f'<tr><td>{_e(p.name)}</td><td class="n">{p.points:g}</td><td class="n">{p.passed} of '
+                           f'{p.graded}</td><td class="n">{p.rate:.0%}</td></tr>')
             out.append("</table></div>")
         ranked = sorted(((n, v) for (a2, n), v in report.mistakes.items() if a2 == a),
                         key=lambda kv: (-len(kv[1]["students"]), kv[0]))
@@ -285,7 +302,7 @@ def render(report: ClassReport) -> str:
                        "<th>why it is wrong</th></tr>")
             for n, v in ranked:
                 out.append(f'<tr><td>{_e(n.replace("_", " "))}</td><td class="n">{len(v["students"])}</td>'
-                           f"<td>{_e(v['why'])}</td></tr>")
+                           f'<td class="why">{_e(v["why"])}</td></tr>')
             out.append("</table></div>")
         else:
             out.append('<p class="note">' + ("its mistakes' signatures are stale or missing"
@@ -294,7 +311,7 @@ def render(report: ClassReport) -> str:
         if graded:
             most = graded[0].max_score or 1.0
             out.append("<h3>Score distribution</h3>")
-            out.append(f"<figure>{_histogram([r.score for r in graded], f'score (of {most:g})', bins=[i * most / 10 for i in range(11)], xmax=most)}</figure>")
+            out.append(f"<figure>{_histogram([r.score for r in graded], f'score (of {most:g})', bins=_score_bins(most), xmax=most + 0.5)}</figure>")
             out.append(f'<p class="note">mean {statistics.fmean(r.score for r in graded):.2f}, median '
                        f"{statistics.median(r.score for r in graded):.2f} of {most:g}</p>")
         timed = [r.seconds for r in graded if r.seconds is not None]
@@ -308,11 +325,11 @@ def render(report: ClassReport) -> str:
         if failed:
             out.append('<div class="box"><table class="failed"><tr><th>student</th><th>why</th></tr>')
             for r in failed:
-                out.append(f'<tr><td>{_e(r.student)}</td><td class="msg">{_e(r.why)}</td></tr>')
+                out.append(f'<tr><td class="who">{_e(r.student)}</td><td class="msg">{_e(r.why)}</td></tr>')
             out.append("</table></div>")
         out.append("<h3>Every submission</h3>")
         out.append('<div class="box"><table class="students"><tr><th>student</th><th class="n">score</th>'
-                   '<th class="n">max</th><th class="n">time s</th><th>what failed</th></tr>')
+                   '<th class="n">max</th><th class="n">time s</th></tr>')
         for r in rows:
             said = [*r.problems, *(f"known mistake {m.replace('_', ' ')}" for m in r.mistakes)]
             if not r.graded:
@@ -320,8 +337,10 @@ def render(report: ClassReport) -> str:
             score = f"{r.score:g}" if r.graded else "-"
             most = f"{r.max_score:g}" if r.graded else "-"
             t = f"{r.seconds:.1f}" if r.seconds is not None else "-"
-            out.append(f'<tr><td>{_e(r.student)}</td><td class="n">{score}</td><td class="n">{most}</td>'
-                       f'<td class="n">{t}</td><td class="msg">{"<br>".join(_e(s) for s in said)}</td></tr>')
+            out.append(f'<tr class="sub"><td class="who">{_e(r.student)}</td><td class="n">{score}</td>'
+                       f'<td class="n">{most}</td><td class="n">{t}</td></tr>')
+            if said:  # on a row of its own, the table's whole width: a phone reads it too
+                out.append(f'<tr><td colspan="4" class="msg">{"<br>".join(_e(s) for s in said)}</td></tr>')
         out.append("</table></div></section>")
     out.append("</body></html>")
     return "\n".join(out)
@@ -360,11 +379,12 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out) if args.out else root / "reports" / f"{args.assignment}.html"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(report), encoding="utf-8")
-    print(class_table(report, args.width))
+    width = args.width or shutil.get_terminal_size((120, 24)).columns
+    print(class_table(report, width))
     print()
-    for line in summary_lines(report):
-        print(line)
-    print(f"report: {out}")
+    for line in [*summary_lines(report), f"report: {out}"]:
+        print("\n".join(textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False,
+                                       break_on_hyphens=False)))
     return 0
 
 

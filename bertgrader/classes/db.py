@@ -59,6 +59,9 @@ FAILED = Table(
 )
 
 
+ADOPTED = "nbgrader autograde"  # the grader named in a ledger row for a grading done by plain nbgrader
+
+
 class SetupError(RuntimeError):
     """The run cannot start; the message names the problem and what to do about it."""
 
@@ -256,6 +259,45 @@ class Ledger:
                 .where(Assignment.name == assignment, Assignment.course_id == self.course_id,
                        SubmittedAssignment.student_id == student)).all()
         return {r.name: (r.auto_score, r.manual_score) for r in rows}
+
+    def adopt(self, assignment: str, digests: dict[str, str], folders: dict[str, Path], root: Path) -> set[str]:
+        """Of the students in ``digests`` not graded by the ledger's conditions, those whose submission now was
+        graded by a plain ``nbgrader autograde`` (which writes no ledger row): every automatically scored cell
+        has a score, the autograded notebook exists, and it was made from this submission: the hand-in time
+        nbgrader recorded equals the submission's timestamp.txt, or, without one, the autograded notebook is
+        newer than every file of the submission (nbgrader's own rule for regrading is timestamp.txt). Each
+        gets its ledger row (grader ``nbgrader autograde``, no time measured), so it is not graded twice."""
+        from nbgrader.api import Assignment, SubmittedAssignment
+        from nbgrader.utils import parse_utc
+
+        done = {r["student"]: r["digest"] for r in self.rows(assignment)}
+        todo = {s: d for s, d in digests.items() if done.get(s) != d}
+        if not todo:
+            return set()
+        scored = self.scored_students(assignment)
+        with self.engine.connect() as conn:
+            stamps = dict(conn.execute(
+                select(SubmittedAssignment.student_id, SubmittedAssignment.timestamp)
+                .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+                .where(Assignment.name == assignment, Assignment.course_id == self.course_id)).all())
+        adopted = set()
+        for s, d in sorted(todo.items()):
+            graded = Path(root) / "autograded" / s / assignment / f"{assignment}.ipynb"
+            if s not in scored or not graded.is_file():
+                continue
+            stamp = Path(folders[s]) / "timestamp.txt"
+            if stamp.is_file():
+                try:
+                    same = stamps.get(s) is not None and parse_utc(stamp.read_text().strip()) == parse_utc(stamps[s])
+                except (ValueError, OverflowError):
+                    same = False
+            else:
+                files = [p.lstat().st_mtime for p in Path(folders[s]).rglob("*") if p.is_file()]
+                same = bool(files) and graded.stat().st_mtime >= max(files)
+            if same:
+                self.record(assignment, s, d, 0.0, ADOPTED)
+                adopted.add(s)
+        return adopted
 
     def graded(self, assignment: str, digests: dict[str, str], root: Path) -> set[str]:
         """Which of the students in ``digests`` ({student: digest of the submission now}) have

@@ -156,6 +156,7 @@ class Plan:
     todo: list[Task] = field(default_factory=list)
     refused: list[dict] = field(default_factory=list)  # submissions nbgrader cannot be asked to grade
     already: int = 0  # graded before this run
+    adopted: int = 0  # of those, graded by a plain nbgrader autograde (found and recorded by this run)
     in_shard: int = 0
 
 
@@ -240,9 +241,15 @@ def prepare(args, root: Path, assignments: list[str], subs: dict) -> Plan:
                 refused.add((a, folder.parent.name))
                 plan.refused.append({"assignment": a, "student": s, "status": "failed", "seconds": 0.0, "why": why})
         digests = {k: submission_digest(v) for k, v in mine.items() if k not in refused}
-        graded = set() if args.force else {
-            (a, s) for a in assignments
-            for s in ledger.graded(a, {s: d for (a2, s), d in digests.items() if a2 == a}, root)}
+        graded = set()
+        for a in ([] if args.force else assignments):
+            of_a = {s: d for (a2, s), d in digests.items() if a2 == a}
+            graded |= {(a, s) for s in ledger.graded(a, of_a, root)}
+            # graded by a plain `nbgrader autograde` since: counted as graded here too
+            adopted = ledger.adopt(a, {s: d for s, d in of_a.items() if (a, s) not in graded},
+                                   {s: mine[(a, s)] for s in of_a}, root)
+            graded |= {(a, s) for s in adopted}
+            plan.adopted += len(adopted)
         plan.already = len(graded)
         plan.todo = [Task(a, s, d) for (a, s), d in sorted(digests.items()) if (a, s) not in graded]
     finally:
@@ -440,7 +447,8 @@ def print_summary(outcome: Outcome, out=sys.stdout) -> None:
     shard = f" (shard {outcome.plan.shard[0]}/{outcome.plan.shard[1]})" if outcome.plan.shard else ""
     print(f"\ngraded {graded} submission{'s' * (graded != 1)}, {len(failed)} could not be graded, in "
           f"{outcome.seconds:.1f} s with {outcome.workers} worker{'s' * (outcome.workers != 1)}{shard}; "
-          f"{outcome.plan.already} of the {outcome.plan.in_shard} submissions were graded before this run; "
+          f"{outcome.plan.already} of the {outcome.plan.in_shard} submissions were graded before this run"
+          f"{f' ({outcome.plan.adopted} by nbgrader autograde)' if outcome.plan.adopted else ''}; "
           f"gradebook {describe(outcome.plan.db_url)}", file=out)
     flagged = [(r, k) for r in outcome.results for k in r.get("manual_kept", [])]
     if flagged:
@@ -468,7 +476,8 @@ def summary_json(outcome: Outcome) -> dict:
     failed = [r for r in outcome.results if r["status"] != "graded"]
     return {"assignments": outcome.plan.assignments, "graded": len(outcome.results) - len(failed),
             "failed": [{"student": r["student"], "assignment": r["assignment"], "why": r["why"]} for r in failed],
-            "already_graded": outcome.plan.already, "interrupted": outcome.interrupted,
+            "already_graded": outcome.plan.already, "adopted": outcome.plan.adopted,
+            "interrupted": outcome.interrupted,
             "stopped": outcome.stopped, "not_started": outcome.not_started, "seconds": round(outcome.seconds, 2),
             "workers": outcome.workers, "shard": list(outcome.plan.shard) if outcome.plan.shard else None,
             "feedback_written": sorted(f"{s}/{a}" for (a, s), why in outcome.feedback.items() if why is None),

@@ -1,0 +1,320 @@
+"""What the class got wrong (issue 29 §3) and feedback that leads with the verdict (§9), without grading.
+
+- bertgrader/mistakes.py: a failed part matches a named mistake's signature whatever numbers it saw, and
+  only then; the student's quoted code does not count; a mistake explained by a larger one is dropped;
+  only the grader's CheckFailed verdict on a graded test cell is read; the stored signatures are current
+  for every assignment (their digests) and say what mistakes.py says each loses;
+- the feedback page (bertgrader/feedback.py, templates/bert_feedback) made by nbgrader generate_feedback
+  itself: each graded part opens with its verdict, whole, the named mistake and its why under it, the test
+  folded in <details>, no `In [ ]:` on a graded cell, a student's text escaped, scores untouched;
+- the class report (bertgrader/report.py): on a gradebook built here (no kernel), its numbers equal the
+  gradebook's and nbgrader export's, the page is one file with inline SVG and no script, the terminal
+  table holds every message whole, wrapped between words; Chromium opens it offline at 1280 and 390 px.
+tests/test_class_grading.py grades real classes for the rest (regrades, stale pages, manual scores).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from bertgrader import mistakes as named
+from bertgrader.assignment import Assignment, assignments, read_nb
+
+REPO = Path(__file__).resolve().parents[1]
+A = "08_masking"
+
+
+# ----------------------------------------------------------------------------------------------- matching
+def _mistake(name, **messages):
+    return named.Mistake(A, name, f"why {name}", messages)
+
+
+def test_a_mistake_matches_whatever_numbers_its_check_saw():
+    m = _mistake("floor", test_select="a row with 84 eligible tokens got 12 selected; round(0.15 x n) = 13")
+    assert named.matches(m, {"test_select": "a row with 120 eligible tokens got 17 selected; round(0.15 x n) = 18"})
+    assert named.matches(m, {"test_select": "a row  with 84 eligible\ntokens got 12 selected; round(0.15 x n) = 13"})
+    assert not named.matches(m, {"test_select": "a row with 84 eligible tokens got 12 chosen; round(0.15 x n) = 13"})
+    assert not named.matches(m, {"test_replace": "a row with 84 eligible tokens got 12 selected; round(0.15 x n) = 13"})
+    assert not named.matches(m, {}), "a part that passed shows no mistake"
+    assert not named.matches(_mistake("empty"), {"test_select": "x"}), "a signature with no part matches nothing"
+
+
+def test_the_students_quoted_code_is_not_part_of_the_signature():
+    said = ("on the batch: your code raised RuntimeError: bertlib.mask_tokens is switched off while your notebook "
+            "is graded: write it yourself (line {n} in select_for_prediction: {code})")
+    m = _mistake("calls_bertlib", test_select=said.format(n=2, code="_, labels = bertlib.mask_tokens(ids, ...)"))
+    assert named.matches(m, {"test_select": said.format(n=7, code="return bertlib.mask_tokens(x)[1] != -100")})
+
+
+def test_a_mistake_explained_by_a_larger_one_is_dropped():
+    both = _mistake("in_place", test_replace="changed input_ids in place", test_labels="labelled wrongly")
+    labels = _mistake("labels_after", test_labels="labelled wrongly")
+    twin = _mistake("same_message_other_way", test_labels="labelled wrongly")
+    failed = {"test_replace": "changed input_ids in place", "test_labels": "labelled wrongly"}
+    assert [m.name for m in named.identify([labels, both, twin], failed)] == ["in_place"]
+    assert [m.name for m in named.identify([labels, both, twin], {"test_labels": "labelled wrongly"})] == [
+        "labels_after", "same_message_other_way"], "two ways to one wrong answer are both named"
+
+
+def _test_cell(gid, outputs, points=2):
+    cell = nbformat.v4.new_code_cell(f"assert {gid}")
+    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": gid, "points": points,
+                                 "locked": True, "schema_version": 3}
+    cell.outputs = outputs
+    return cell
+
+
+def _error(ename, evalue):
+    return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+
+def test_only_the_graders_verdict_on_a_graded_test_cell_is_read():
+    answer = nbformat.v4.new_code_cell("x = 1")
+    answer.metadata["nbgrader"] = {"grade": False, "solution": True, "grade_id": "answer"}
+    answer.outputs = [_error("CheckFailed", "a student's own exception of that name")]
+    nb = nbformat.v4.new_notebook(cells=[
+        answer, _test_cell("test_a", [_error("CheckFailed", "expected 3, got 4")]),
+        _test_cell("test_b", [_error("NotGraded", "not graded: the kernel stopped")]),
+        _test_cell("test_c", [nbformat.v4.new_output("stream", name="stdout", text="Passed\n")])])
+    assert named.failures(nb) == {"test_a": "expected 3, got 4"}
+
+
+def test_the_stored_signatures_are_current_and_agree_with_mistakes_py():
+    stale = named.stale(REPO)
+    assert not stale, (f"solutions/mistake_signatures.json is stale for {stale}: their source, hidden tests or "
+                       f"mistakes changed; run `python -m bertgrader.mistakes` (it grades the named mistakes again)")
+    stored = json.loads((REPO / named.SIGNATURES).read_text())
+    for a in assignments(REPO):
+        mistakes = Assignment.at(REPO, a).mistakes()
+        assert set(stored[a]["mistakes"]) == set(mistakes), f"{a}: every named mistake has a signature"
+        for name, m in mistakes.items():
+            messages = stored[a]["mistakes"][name]["messages"]
+            assert set(messages) == set(m["loses"]), f"{a}/{name}: its grading failed {sorted(messages)}"
+            assert all(named.normalise(s) for s in messages.values()), f"{a}/{name}: an empty message"
+
+
+def test_the_signatures_are_not_released():
+    """solutions/mistake_signatures.json is beside the assignments, not in one: generate_assignment copies
+    nothing of it, and the release tests (tests/test_exercises.py) list each release's files."""
+    assert named.SIGNATURES.parent == Path("solutions") and len(named.SIGNATURES.parts) == 2
+
+
+# ----------------------------------------------------------------------------------------------- a course
+def _course(tmp_path: Path) -> Path:
+    """A course root with 08's source and a signature file of its own (two named mistakes of 08, with
+    messages made up here: the matching is what is tested, not 08's checks)."""
+    root = tmp_path / "course"
+    (root / "solutions").mkdir(parents=True)
+    shutil.copy(REPO / "nbgrader_config.py", root)
+    shutil.copytree(REPO / "solutions" / A, root / "solutions" / A, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _pick_mistakes(root: Path) -> tuple[str, str, list[str], str]:
+    """Two named mistakes of 08 that each lose one part, the same part, and 08's graded parts."""
+    source = read_nb(root / "solutions" / A / f"{A}.ipynb")
+    parts = [c.metadata["nbgrader"]["grade_id"] for c in source.cells
+             if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")]
+    by_part: dict[str, list[str]] = {}
+    for name, m in Assignment.at(root, A).mistakes().items():
+        if len(m["loses"]) == 1:
+            by_part.setdefault(m["loses"][0], []).append(name)
+    part, names = next((p, n) for p, n in by_part.items() if len(n) >= 2)
+    return names[0], names[1], parts, part
+
+
+SAID_1 = "with <b>vocab_size=10</b>: expected ids in [0, 10), got 12 ids at 30522"
+SAID_2 = "on the visible test's inputs: 3666 positions that were NOT selected were changed"
+
+
+def _autograded(root: Path, student: str, fails: dict[str, str]) -> Path:
+    """The source notebook as an autograded one: each graded part passed or failed with the message given."""
+    nb = read_nb(root / "solutions" / A / f"{A}.ipynb")
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code":
+            continue
+        cell.outputs = []
+        if meta.get("grade") and not meta.get("solution"):
+            gid = meta["grade_id"]
+            cell.outputs = ([_error("CheckFailed", fails[gid])] if gid in fails else
+                            [nbformat.v4.new_output("stream", name="stdout", text="Passed: the grader's checks.\n")])
+    path = root / "autograded" / student / A / f"{A}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+    sub = root / "submitted" / student / A / f"{A}.ipynb"
+    sub.parent.mkdir(parents=True, exist_ok=True)
+    sub.write_text(f"the submission of {student}")  # hashed for the ledger; never read as a notebook here
+    return path
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A graded class of four built straight into a gradebook (nbgrader's API, no kernel): alice full
+    marks, bob a named mistake (other numbers than its signature), carol the same part failed in other
+    words, and dave, who could not be graded."""
+    from nbgrader.api import Gradebook
+
+    from bertgrader.classes.db import Ledger, submission_digest
+    from bertgrader.trial import _venv_bin_on_path
+
+    _venv_bin_on_path()  # nbgrader's gradebook calls alembic, beside this Python
+    root = _course(tmp_path_factory.mktemp("report"))
+    first, second, parts, part = _pick_mistakes(root)
+    signatures = {A: {"digest": named.source_digest(root, A), "mistakes": {
+        first: {"messages": {part: SAID_1.replace("12 ids", "7 ids")}}, second: {"messages": {part: SAID_2}}}}}
+    (root / named.SIGNATURES).write_text(json.dumps(signatures))
+    source = read_nb(root / "solutions" / A / f"{A}.ipynb")
+    url = f"sqlite:///{root / 'gradebook.db'}"
+    fails = {"alice": {}, "bob": {part: SAID_1}, "carol": {part: "it went wrong, " + "word " * 80 + "end"}}
+    with Gradebook(url, "bert-course") as gb:
+        gb.add_assignment(A)
+        gb.add_notebook(A, A)
+        for c in source.cells:
+            meta = c.metadata.get("nbgrader", {})
+            if meta.get("grade"):
+                gb.update_or_create_grade_cell(meta["grade_id"], A, A, max_score=float(meta["points"]),
+                                               cell_type=c.cell_type)
+            if meta.get("solution"):
+                gb.update_or_create_solution_cell(meta["grade_id"], A, A)
+        for s in [*fails, "dave"]:
+            gb.add_student(s)
+        for s, failed in fails.items():
+            gb.add_submission(A, s)
+            for g in gb.find_submission_notebook(A, A, s).grades:
+                g.auto_score = 0.0 if g.name in failed else g.max_score
+            gb.db.commit()
+    ledger = Ledger(url, "bert-course")
+    ledger.create()
+    for i, (s, failed) in enumerate(fails.items()):
+        _autograded(root, s, failed)
+        ledger.record(A, s, submission_digest(root / "submitted" / s / A), 3.0 + i, "test")
+    dave = root / "submitted" / "dave" / A / f"{A}.ipynb"
+    dave.parent.mkdir(parents=True)
+    dave.write_text("not a notebook")
+    ledger.failed(A, "dave", "not a notebook (not JSON)")
+    ledger.close()
+    return dict(root=root, url=url, first=first, second=second, part=part, parts=parts, fails=fails)
+
+
+def _env():
+    import os
+
+    return dict(os.environ, MPLBACKEND="Agg", HF_HUB_OFFLINE="1")
+
+
+def test_report_numbers_equal_the_gradebooks(course):
+    from bertgrader.report import collect
+
+    root = course["root"]
+    report = collect(root, [A])
+    export = root / "grades.csv"
+    subprocess.run([sys.executable, "-m", "nbgrader", "export", "--to", str(export)], cwd=root, env=_env(),
+                   check=True, capture_output=True, timeout=300)
+    rows = {r["student_id"]: r for r in csv.DictReader(export.open())}
+    graded = {r.student: r for r in report.graded}
+    assert set(graded) == {"alice", "bob", "carol"}
+    for s, r in graded.items():
+        assert r.score == float(rows[s]["score"]) and r.max_score == float(rows[s]["max_score"]), (s, rows[s])
+        assert r.lost == sorted(course["fails"][s]), s
+    assert [(r.student, r.why) for r in report.failed] == [("dave", "not a notebook (not JSON)")]
+    for p in report.parts:
+        assert (p.passed, p.graded) == (sum(p.name not in f for f in course["fails"].values()), 3), p
+    assert {k: v["students"] for k, v in report.mistakes.items()} == {(A, course["first"]): ["bob"]}
+    assert graded["bob"].mistakes == [course["first"]] and graded["carol"].mistakes == []
+    assert [r.seconds for r in report.graded] == [3.0, 4.0, 5.0]
+
+
+def test_report_page_and_terminal_table(course, tmp_path):
+    root = course["root"]
+    out = tmp_path / "report.html"
+    proc = subprocess.run([sys.executable, "-m", "bertgrader", "report", A, "--out", str(out), "--width", "80"],
+                          cwd=root, env=_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    page = out.read_text()
+    assert "<script" not in page.lower() and "@import" not in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//|url\(\s*["']?(https?:)?//""", page, re.I), \
+        "nothing loaded from elsewhere (an SVG's xmlns names a namespace, it loads nothing)"
+    assert page.count("<svg") == 4, "pass rates, mistakes, scores, times"
+    assert "&lt;b&gt;vocab_size=10&lt;/b&gt;" in page and "<b>vocab_size" not in page, "messages escaped"
+    assert course["first"].replace("_", " ") in page and Assignment.at(root, A).mistakes()[course["first"]]["why"] in page
+    lines = proc.stdout.splitlines()
+    assert all(len(ln) <= 80 or " " not in ln.strip() for ln in lines), "wrapped at 80 columns"
+    said = " ".join(ln.strip() for ln in lines)
+    assert "it went wrong, " + "word " * 79 + "word end" in said, "a long message whole, wrapped between words"
+    assert re.search(r"^bob\s+08_masking\s+(\S+)\s+(\S+)", proc.stdout, re.M)
+    assert "dave" in proc.stdout and "not a notebook (not JSON)" in proc.stdout
+
+
+def test_report_refuses_an_unknown_assignment(course):
+    proc = subprocess.run([sys.executable, "-m", "bertgrader", "report", "99_nothing"], cwd=course["root"],
+                          env=_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "unknown assignment '99_nothing'" in proc.stderr
+
+
+def _shoot(page: Path, width: int, png: Path) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        try:
+            ctx = browser.new_context(viewport={"width": width, "height": 900}, offline=True)
+            tab = ctx.new_page()
+            asked = []
+            tab.on("request", lambda r: asked.append(r.url))
+            tab.goto(page.as_uri())
+            tab.screenshot(path=str(png), full_page=True)
+            return {"scroll": tab.evaluate("document.documentElement.scrollWidth"), "asked": asked,
+                    "figures": tab.evaluate("[...document.querySelectorAll('figure svg')].map(s => "
+                                            "s.getBoundingClientRect().width)")}
+        finally:
+            browser.close()
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Chromium")
+@pytest.mark.parametrize("width", [1280, 390])
+def test_report_opens_offline_in_chromium(course, tmp_path, width):
+    from bertgrader.report import collect, render
+
+    page = tmp_path / "report.html"
+    page.write_text(render(collect(course["root"], [A])))
+    seen = _shoot(page, width, tmp_path / f"report-{width}.png")
+    assert seen["asked"] == [page.as_uri()], f"the page asked for more than itself: {seen['asked']}"
+    assert seen["scroll"] <= width, "nothing wider than the screen"
+    assert seen["figures"] and all(0 < w <= width for w in seen["figures"])
+
+
+# ----------------------------------------------------------------------------------------------- feedback
+def test_feedback_leads_with_the_verdict(course):
+    """nbgrader generate_feedback itself, on the class above: bob's page."""
+    root = course["root"]
+    before = read_nb(root / "autograded" / "bob" / A / f"{A}.ipynb")
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", A, "--student", "bob", "--force"],
+                          cwd=root, env=_env(), capture_output=True, text=True, timeout=600)
+    page = (root / "feedback" / "bob" / A / f"{A}.html").read_text()
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    parts = re.findall(r'<div class="cell border-box-sizing code_cell rendered graded-part">(.*?)</details>', page, re.S)
+    assert len(parts) == len(course["parts"]), "every graded part in the verdict-first layout"
+    for gid, part in zip(course["parts"], parts):
+        head = part[:part.index("<details")]
+        assert f"<code>{gid}</code>" in head
+        if gid == course["part"]:
+            assert "failed" in head and "&lt;b&gt;vocab_size=10&lt;/b&gt;: expected ids in [0, 10), got 12 ids" in head
+            why = Assignment.at(root, A).mistakes()[course["first"]]["why"]
+            assert "known mistake" in head and (why.replace("'", "&#39;") in head or why in head)
+        else:
+            assert "passed" in head and "Passed: the grader's checks." in head and "known mistake" not in head
+    plain = [c for c in before.cells if c.cell_type == "code" and not (
+        c.metadata.get("nbgrader", {}).get("grade") or c.metadata.get("nbgrader", {}).get("solution"))]
+    assert page.count("In&nbsp;[") == len(plain), "a prompt on the ungraded code cells only: no graded cell reads as never run"
+    assert "<b>vocab_size" not in page
+    assert "cdnjs" not in page and "cdn.jsdelivr" not in page
+    assert read_nb(root / "autograded" / "bob" / A / f"{A}.ipynb") == before, "the notebook is not changed"
