@@ -353,10 +353,10 @@ def test_canvas_export_needs_a_column_it_can_name(course, tmp_path, capsys):
     gradebook(course, {"340934": 8})
     rc = cli.main(["export", "canvas", "--assignment", A, "--root", str(course), "--out", str(tmp_path / "o")])
     assert rc == 2 and "name the Canvas column: --column" in capsys.readouterr().err
-    rc = cli.main(["export", "canvas", "--assignment", A, "--root", str(course), "--out", str(tmp_path / "o"),
-                   "--column", "Masking (4412)"])
+    rc = cli.main(["export", "canvas", "--assignment", A, "--root", str(course), "--column", "Masking (4412)"])
     assert rc == 1 and "no feedback page for 340934: run nbgrader generate_feedback" in capsys.readouterr().err
-    rows = list(csv.reader(io.StringIO((tmp_path / "o" / f"canvas-{A}-grades.csv").read_text())))
+    # by default into the course's lms-export/, which git ignores (student data)
+    rows = list(csv.reader(io.StringIO((course / "lms-export" / f"canvas-{A}-grades.csv").read_text())))
     assert rows == [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Masking (4412)"],
                     ["smithbob", "340934", "", "", "", "8.00"]]
 

@@ -39,8 +39,8 @@ def parser() -> argparse.ArgumentParser:
     exp = sub.add_parser("export", help="grades (CSV) and feedback pages (zip) in the LMS's import layout")
     exp.add_argument("lms", choices=LMS)
     exp.add_argument("--db", help="the gradebook's URL (default: the course root's gradebook.db)")
-    exp.add_argument("--out", type=Path, default=Path("."),
-                     help="folder for <lms>-<assignment>-grades.csv and -feedback.zip (default: here)")
+    exp.add_argument("--out", type=Path, help="folder for <lms>-<assignment>-grades.csv and -feedback.zip "
+                                              "(default: the course root's lms-export/, git-ignored: student data)")
     exp.add_argument("--gradebook", type=Path, help="Canvas: the gradebook CSV Canvas exported (its identity "
                                                     "columns and Points Possible are kept)")
     exp.add_argument("--column", help="Canvas: the assignment's column, '<name> (<assignment id>)'")
@@ -118,6 +118,7 @@ def run_export(args) -> int:
     db = normalise_url(args.db or f"sqlite:///{root / 'gradebook.db'}")
     students = sorted(roster["students"])
     grades = export.read_grades(db, args.assignment, students)
+    args.out = args.out or root / "lms-export"
     args.out.mkdir(parents=True, exist_ok=True)
     base = args.out / f"{args.lms}-{args.assignment}"
     pages, without = export.feedback_zip(root, args.assignment, args.lms, Path(f"{base}-feedback.zip"),
