@@ -166,11 +166,20 @@ def build(book: Path, exercises: Path, out: Path) -> None:
     shutil.copytree(exercises, out / "exercises", ignore=skip, symlinks=True)
 
 
+def repository_link(config: Path) -> str | None:
+    """The repository every page of the book links to (_config.yml's repository.url), or None."""
+    import yaml
+
+    data = yaml.safe_load(Path(config).read_text(encoding="utf-8")) or {}
+    return ((data.get("repository") or {}).get("url") or "").strip() or None
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m course.release", description=__doc__.split("\n\n")[0])
     p.add_argument("--book", type=Path, default=ROOT / "_build" / "html", help="the built book (make book)")
     p.add_argument("--out", type=Path, default=ROOT / "_build" / "release", help="the release folder")
     p.add_argument("--check-only", action="store_true", help="scan --out as it is, copying nothing")
+    p.add_argument("--config", type=Path, default=ROOT / "_config.yml", help="the book's configuration")
     args = p.parse_args(argv)
     if not args.check_only:
         build(args.book, ROOT / "exercises", args.out)
@@ -183,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     if findings:
         print(f"{args.out}: NOT fit to publish: {len(findings)} secret(s) found (above)", file=sys.stderr)
         return 1
+    link = repository_link(args.config)
+    if link:
+        print(f"WARNING: every page links to {link} (_config.yml's repository.url): make it a repository without "
+              "solutions/ (the students' own, holding this release), or leave it empty", file=sys.stderr)
     empty = [s for s in found if not s.lines]
     print(f"{args.out}: {files} files, none holding any of {len(found) - len(empty)} secrets (solution regions, "
           "hidden test functions, named mistakes): fit to publish")

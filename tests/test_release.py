@@ -73,6 +73,17 @@ def test_every_download_the_book_offers_is_a_student_notebook():
     assert re.search(r"exclude_patterns:(\n  - .*)*\n  - solutions\n", config)
 
 
+def test_the_book_links_to_no_repository_unless_told_and_the_release_warns_when_it_does(tmp_path, capsys):
+    """Every page gets a repository button when _config.yml names a repository: this one holds solutions/, so
+    the course leaves it empty, and make release warns when it is set."""
+    assert release.repository_link(ROOT / "_config.yml") is None
+    config = tmp_path / "_config.yml"
+    config.write_text((ROOT / "_config.yml").read_text().replace('url: ""', 'url: "https://example.org/bert"'))
+    assert release.repository_link(config) == "https://example.org/bert"
+    rc = release.main(["--book", str(_fake_book(tmp_path / "html")), "--out", str(tmp_path / "r"), "--config", str(config)])
+    assert rc == 0 and "WARNING: every page links to https://example.org/bert" in capsys.readouterr().err
+
+
 def _highlighted(code: str) -> str:
     """Code as Sphinx puts it in a page: pygments' HTML, a span per token, entities escaped."""
     from pygments import highlight
