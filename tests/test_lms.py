@@ -415,7 +415,7 @@ def test_a_canvas_class_graded_for_real_gets_its_late_penalty_and_its_pages_back
     graded by the class runner in the sandbox with the due date and nbgrader's 'zero' penalty set, feedback
     written by nbgrader, and exported: the on-time student has every point, the late one none, and both
     feedback pages go back named for Canvas."""
-    from tests.nbgrader_harness import Course, solution_submission
+    from nbgrader_harness import Course, solution_submission
 
     a = "04_embeddings"
     course = Course(tmp_path / "course", [a])
