@@ -7,12 +7,13 @@ that comes back against bertlib, here. See bertgrader/checks.py.
 import math
 
 import torch
+import torch.nn.functional as F
 
 import bertlib
 from bertgrader.kernel import wire
 from bertgrader.kernel.inputs import nsp_documents as _documents  # the visible tests' inputs too
 from bertgrader.kernel.inputs import nsp_pretraining_case as _pretraining_case
-from bertgrader.checks import case, check, tensor
+from bertgrader.checks import case, check, check_like, same_gradients, tensor
 from bertgrader.remote import KernelGone, StudentError
 
 # While the notebook is graded its kernel has these as stubs: calling them, however, earns nothing.
@@ -106,6 +107,10 @@ def test_pairs(student):
                               "number from the argument `rng` (not from a generator of your own, nor a fixed "
                               "seed), so that another rng gives other pairs")
 
+    other = _documents(20, seed=18)  # as many documents as the visible test's, other sentences
+    with case("with another 20 documents and random.Random(0)"):
+        _check_share(_traced_pairs(make(other, wire.Random(0)), other))
+
     for n_docs, seed in [(2, 81), (7, 82), (30, 83)]:
         documents = _documents(n_docs, seed, word=lambda d, s, k: 1_000_000 * d + 1000 * s + k)
         with case(f"with {n_docs} documents of integer tokens and random.Random({seed})"):
@@ -181,7 +186,7 @@ def test_pairs(student):
 def test_nsp_logits(student):
     cases = [("on the visible test's model and batch (B=3, T=12, H=16)", 0, 3, 12, 16)]
     cases += [(f"with B={B}, T={T}, H={H}", seed, B, T, H) for seed, B, T, H in [(81, 1, 5, 8), (82, 4, 20, 32),
-                                                                                 (83, 6, 9, 24)]]
+                                                                                 (83, 6, 9, 24), (84, 3, 12, 16)]]
     for description, seed, B, T, H in cases:
         model, ids, mask, types = _pretraining_case(seed, B=B, T=T, hidden_size=H)
         with torch.no_grad():
@@ -209,7 +214,26 @@ def test_nsp_logits(student):
                   + ". BERT reads the pooled [CLS] vector: tanh(pooler_dense(sequence_output[:, 0]))")
 
 
+    # The pooler and the classifier train: one random cotangent backpropagated through your function and through
+    # the reference; the gradients of the hidden states, pooler_dense and seq_relationship must agree.
+    for seed, B, T, H in [(0, 3, 12, 16), (85, 2, 7, 8)]:
+        model, ids, mask, types = _pretraining_case(seed, B=B, T=T, hidden_size=H)
+        with torch.no_grad():
+            h = model.bert(ids, mask, types).last_hidden_state  # (B, T, H)
+        dense, head = model.bert.pooler.dense, model.cls.seq_relationship
+        with case(f"with B={B}, T={T}, H={H}, the gradients of a random cotangent"):
+            same_gradients(student.nsp_logits, _reference_nsp_logits, h, wire.Module.of(dense, H, H),
+                           wire.Module.of(head, H, 2), seed=seed)
+
+
+def _reference_nsp_logits(sequence_output, pooler_dense, seq_relationship):
+    return seq_relationship(torch.tanh(pooler_dense(sequence_output[:, 0])))  # (B, 2)
+
+
 # ------------------------------------------------------------------------------------------------ part 3
+def _reference_loss(prediction_logits, seq_relationship_logits, labels, next_sentence_label):
+    return (bertlib.heads.mlm_loss(prediction_logits, labels)
+            + F.cross_entropy(seq_relationship_logits, next_sentence_label))
 def test_pretraining_loss(student):
     loss = student.pretraining_loss
     # Worked by hand: uniform scores over 5 words give MLM = log 5; the NSP logits are confident and right,
@@ -260,3 +284,41 @@ def test_pretraining_loss(student):
             check(got.dim() == 0, f"expected a scalar tensor, got shape {tuple(got.shape)}")
             check(abs(float(got) - (mlm + nsp)) < 1e-4,
                   f"expected MLM + NSP = {mlm:.5f} + {nsp:.5f} = {mlm + nsp:.5f}, got {float(got):.5f}")
+
+    # The visible test's shapes again, other numbers; then the loss's gradient (it trains both heads)
+    logits = torch.randn(2, 3, 5, generator=gen) * 2
+    labels = torch.tensor([[3, -100, 0], [-100, 1, -100]])
+    nsp_logit, nsp_label = torch.randn(2, 2, generator=gen) * 2, torch.tensor([1, 0])
+    expected = _reference_loss(logits, nsp_logit, labels, nsp_label)
+    with case("with another 2 x 3 batch (V=5) and random logits"):
+        got = tensor(loss(logits, nsp_logit, labels, nsp_label), "the loss")
+        check(got.dim() == 0, f"expected a scalar tensor, got shape {tuple(got.shape)}")
+        check(abs(float(got) - expected.item()) < 1e-4, f"expected {expected.item():.5f}, got {float(got):.5f}")
+    with case("with a 2 x 3 batch (V=5), the gradients of the loss"):
+        same_gradients(loss, _reference_loss, logits, nsp_logit, labels, nsp_label, seed=89)
+
+    # float64 logits: a float64 loss, to float64 precision
+    logits = torch.randn(4, 6, 20, generator=gen, dtype=torch.float64) * 2
+    labels = torch.where(torch.rand(4, 6, generator=gen) < 0.3, torch.randint(20, (4, 6), generator=gen), -100)
+    labels[:, 0] = 7
+    nsp_logit, nsp_label = torch.randn(4, 2, generator=gen, dtype=torch.float64) * 2, torch.tensor([0, 1, 1, 0])
+    expected = _reference_loss(logits, nsp_logit, labels, nsp_label)
+    with case("with float64 logits (B=4, T=6, V=20)"):
+        got = check_like(loss(logits, nsp_logit, labels, nsp_label), expected, "the loss")
+        check(abs(got.item() - expected.item()) < 1e-12,
+              f"expected {expected.item():.14f}, got {got.item():.14f}: compute both terms in the logits' dtype")
+
+    # A large NSP logit gap: confidently wrong about every pair. The NSP term is large and finite (about 1e4);
+    # log(softmax(x)) gives log(0) = -inf there.
+    logits = torch.randn(2, 4, 6, generator=gen)
+    labels = torch.tensor([[2, -100, -100, 5], [-100, 0, -100, -100]])
+    nsp_logit, nsp_label = torch.tensor([[1e4, 0.0], [0.0, 1e4]]), torch.tensor([1, 0])
+    expected = _reference_loss(logits, nsp_logit, labels, nsp_label)
+    with case("with NSP logits that favour the wrong class by 1e4 (a confidently wrong model)"):
+        got = tensor(loss(logits, nsp_logit, labels, nsp_label), "the loss")
+        check(bool(torch.isfinite(got)),
+              f"your loss is {got.item()}, expected about {expected.item():.1f}: softmax underflows to 0 at such a gap "
+              "and log(0) = -inf; compute the NSP term with F.cross_entropy or log_softmax (log-sum-exp), never "
+              "log(softmax(x))")
+        check(abs(got.item() - expected.item()) < 1e-3 * expected.item(),
+              f"expected {expected.item():.4f}, got {got.item():.4f}")

@@ -174,3 +174,68 @@ def make_nsp_pairs(documents, rng):
             else:
                 pairs.append((document[i], rng.choice(elsewhere), NOT_NEXT))
     return pairs
+
+
+# %% pairs_reseed_global_random cell=pairs loses=test_pairs
+# why: random.seed resets the random numbers of every other user of the random module (shuffles, dropout seeds)
+def make_nsp_pairs(documents, rng):
+    random.seed(rng.random())  # one number from rng seeds the module's functions below
+    pairs = []
+    for d, document in enumerate(documents):
+        for i in range(len(document) - 1):
+            if random.random() < 0.5:
+                pairs.append((document[i], document[i + 1], IS_NEXT))
+            else:
+                other = random.choice([o for o in range(len(documents)) if o != d])
+                pairs.append((document[i], random.choice(documents[other]), NOT_NEXT))
+    return pairs
+
+
+# %% pairs_copy_the_rng cell=pairs loses=test_pairs
+# why: drawing from a copy leaves rng where it was: the next call with the same rng makes the very same pairs
+def make_nsp_pairs(documents, rng):
+    own = random.Random()
+    own.setstate(rng.getstate())  # the same numbers, rng itself untouched
+    pairs = []
+    for d, document in enumerate(documents):
+        for i in range(len(document) - 1):
+            if own.random() < 0.5:
+                pairs.append((document[i], document[i + 1], IS_NEXT))
+            else:
+                other = own.randrange(len(documents) - 1)
+                other += other >= d
+                pairs.append((document[i], own.choice(documents[other]), NOT_NEXT))
+    return pairs
+
+
+# %% pooler_weights_through_data cell=nsp_logits loses=test_nsp_logits
+# why: .data gives the pooler's numbers without their gradient: the pooler never learns from the NSP loss
+def nsp_logits(sequence_output, pooler_dense, seq_relationship):
+    W, b = pooler_dense.weight.data, pooler_dense.bias.data  # (H, H), (H,)
+    pooled = torch.tanh(sequence_output[:, 0] @ W.T + b)  # (B, H)
+    return seq_relationship(pooled)  # (B, 2)
+
+
+# %% nsp_term_log_of_softmax cell=pretraining_loss loses=test_pretraining_loss
+# why: softmax underflows to 0 at a large logit gap and log(0) = -inf: cross_entropy (log-sum-exp) stays finite
+def pretraining_loss(prediction_logits, seq_relationship_logits, labels, next_sentence_label):
+    p = seq_relationship_logits.softmax(dim=-1)  # (B, 2)
+    nsp = -p.gather(1, next_sentence_label[:, None]).log().mean()
+    return bertlib.mlm_loss(prediction_logits, labels) + nsp
+
+
+# %% nsp_term_in_float32 cell=pretraining_loss loses=test_pretraining_loss
+# why: float64 logits get a float32 NSP term: the cast throws away the precision the caller asked for
+def pretraining_loss(prediction_logits, seq_relationship_logits, labels, next_sentence_label):
+    nsp = F.cross_entropy(seq_relationship_logits.float(), next_sentence_label)
+    return bertlib.mlm_loss(prediction_logits, labels) + nsp
+
+
+# %% nsp_term_from_python_floats cell=pretraining_loss loses=test_pretraining_loss
+# why: .item() turns each pair's loss into a number: the value is right, but no gradient reaches the NSP head
+def pretraining_loss(prediction_logits, seq_relationship_logits, labels, next_sentence_label):
+    log_p = F.log_softmax(seq_relationship_logits, dim=-1)  # (B, 2)
+    nsp = 0.0
+    for b in range(len(next_sentence_label)):
+        nsp -= log_p[b, next_sentence_label[b]].item()
+    return bertlib.mlm_loss(prediction_logits, labels) + nsp / len(next_sentence_label)
