@@ -143,9 +143,16 @@ def import_zip(root: Path, zip_path: Path, lms: str, assignment: str, times: dic
                     result.skipped.append(f"student {student}: skipped, {dest} or its parent is a link, not a folder")
                     continue
                 home.mkdir(exist_ok=True)
+                previous = staging / student / "previous"
                 if dest.exists():
-                    dest.rename(staging / student / "previous")
-                (staging / student / assignment).rename(dest)
+                    dest.rename(previous)
+                try:
+                    (staging / student / assignment).rename(dest)
+                except OSError as e:
+                    if previous.exists():
+                        previous.rename(dest)  # the earlier submission stays as it was
+                    result.skipped.append(f"student {student}: skipped, could not write {dest} ({e})")
+                    continue
                 result.written[student] = entry
         finally:
             shutil.rmtree(staging, ignore_errors=True)
