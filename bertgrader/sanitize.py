@@ -166,7 +166,7 @@ def markdown2html(context, source) -> str:
     path = resources.get("metadata", {}).get("path", "") if isinstance(resources, dict) else ""
     try:
         rendered = render_markdown(source, attachments if isinstance(attachments, dict) else None, path)
-    except Exception as e:  # noqa: BLE001 (nbconvert raises on a missing attachment: the page is still made)
+    except Exception as e:  # nbconvert raises on a missing attachment: the page is still made
         return as_text(source, f"This markdown could not be rendered ({type(e).__name__}: {str(e)[:200]}):")
     return inert_tex(clean_html(rendered))
 
@@ -182,14 +182,14 @@ class SafePage(Preprocessor):
         from bertgrader.preprocessors import make_safe  # here: preprocessors imports nbgrader
 
         nb.metadata.pop("widgets", None)
-        for cell in nb.cells:
+        for index, cell in enumerate(nb.cells):
             meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
             tags = meta.get("tags")
             if tags is not None:
                 meta["tags"] = [t for t in tags if isinstance(t, str) and re.fullmatch(r"[\w-]{1,64}", t)][:20] \
                     if isinstance(tags, list) else []
             if "id" in cell and not (isinstance(cell.id, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,64}", cell.id)):
-                cell.id = f"cell-{nb.cells.index(cell)}"
+                cell.id = f"cell-{index}"
             attachments = cell.get("attachments")
             if attachments is not None:
                 kept = {name: {m: v for m, v in bundle.items() if m in ("image/png", "image/jpeg")

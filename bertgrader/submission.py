@@ -16,6 +16,12 @@ string over ``MAX_STRING_CHARS`` is read; that bounds what parsing it (here and 
 time and memory. The same check runs on what ``generate_feedback`` reads (the autograded notebook: every
 converter's source goes through ``install()``'s hook). A student id (the folder's name) must be UTF-8,
 printable, without separators and at most ``MAX_STUDENT_ID`` characters (``check_student_id``).
+
+With these bounds every step of the grader's own (not the kernel's) is bounded by the file's size: cells
+are at most ``MAX_CELLS``, a markdown cell is cut and cleaned in linear time, a page renders at most a
+bounded amount of markdown (bertgrader.sanitize). A watchdog besides: each pass of nbgrader's over one
+notebook has a wall-clock budget (``budget_seconds``), past which that student fails with the reason and
+the next is graded.
 """
 from __future__ import annotations
 
@@ -30,7 +36,12 @@ MAX_DEPTH = 32  # nesting of a notebook's JSON (nbformat 4's own: 7, with an out
 MAX_CONTAINERS = 500_000  # lists and objects (a notebook of 100 cells: a few thousand)
 MAX_STRINGS = 1_000_000
 MAX_STRING_CHARS = 8 * 2**20  # one string: a cell's source, an output's text, an image
+MAX_CELLS = 1_000  # a notebook of this course has under 60; every step's work per cell is capped besides
 MAX_STUDENT_ID = 100
+# Wall-clock budget of one pass of nbgrader's over one notebook (autograde makes two: sanitising, then grading),
+# past which that student fails and the next is graded: autograde's is the kernel's notebook budget
+# (TrustedExecute.notebook_seconds, which stops the kernel first) plus this margin for the grader's own work.
+MARGIN_SECONDS = 300
 
 
 class SubmissionRefused(ValueError):
@@ -102,6 +113,11 @@ def check_notebook_file(path) -> None:
         raise _refuse(path, f"is nbformat {version!r}: only nbformat 4 notebooks are graded (an older one is "
                             "upgraded in the grader's own process; open it in Jupyter and save it, or run "
                             "jupyter nbconvert --to notebook on your own machine)")
+    cells = nb.get("cells")
+    if not isinstance(cells, list):
+        raise _refuse(path, "has no list of cells")
+    if len(cells) > MAX_CELLS:
+        raise _refuse(path, f"has {len(cells):,} cells (at most {MAX_CELLS:,})")
     _check_tree(path, nb)
 
 
@@ -169,3 +185,64 @@ def install() -> None:
     init_assignment._checks_submissions = True
     init_assignment.__wrapped__ = original  # inspect.unwrap finds nbgrader's own
     BaseConverter.init_assignment = init_assignment
+    _install_watchdog(BaseConverter)
+
+
+class OverBudget(TimeoutError):
+    """One pass over one notebook took longer than its budget (``budget_seconds``); that student fails."""
+
+
+def budget_seconds(converter) -> float:
+    """How long one pass of ``converter`` over one notebook may take: autograde's, the kernel's notebook
+    budget plus ``MARGIN_SECONDS``; any other converter's (generate_feedback), ``MARGIN_SECONDS``."""
+    from nbgrader.converters import Autograde
+
+    if isinstance(converter, Autograde):
+        from bertgrader.sandbox import Limits
+
+        seconds = converter.config.get("TrustedExecute", {}).get("notebook_seconds", Limits.wall_seconds)
+        return float(seconds) + MARGIN_SECONDS
+    return float(MARGIN_SECONDS)
+
+
+def watchdog(seconds: float, what: str):
+    """A context in which SIGALRM raises OverBudget after ``seconds`` (main thread only: elsewhere it does
+    nothing, and the class runner's per-submission --timeout is the bound)."""
+    import contextlib
+    import signal
+    import threading
+
+    @contextlib.contextmanager
+    def armed():
+        if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0]:
+            yield  # not the main thread, or a budget already running (a nested pass)
+            return
+
+        def over(signum, frame):
+            raise OverBudget(f"{what} took more than {seconds:.0f} s: not graded (the grader's own work on it was "
+                             "stopped; the next student is graded)")
+
+        previous = signal.signal(signal.SIGALRM, over)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+    return armed()
+
+
+def _install_watchdog(BaseConverter) -> None:
+    """Every pass of every converter over one notebook runs under ``watchdog(budget_seconds(...))``."""
+    original = BaseConverter.convert_single_notebook
+    if getattr(original, "_has_budget", False):
+        return
+
+    def convert_single_notebook(self, notebook_filename: str) -> None:
+        with watchdog(budget_seconds(self), os.fsdecode(notebook_filename)):
+            return original(self, notebook_filename)
+
+    convert_single_notebook._has_budget = True
+    convert_single_notebook.__wrapped__ = original
+    BaseConverter.convert_single_notebook = convert_single_notebook

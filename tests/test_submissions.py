@@ -237,3 +237,42 @@ def test_the_class_runner_skips_a_folder_that_is_not_a_student_id_and_grades_the
     assert "control or invisible character" in out, out
     summary = json.loads(out.strip().splitlines()[-1])
     assert summary["graded"] == 1 and len(summary["failed"]) == 2, summary
+
+
+def test_a_notebook_of_too_many_cells_is_refused(tmp_path):
+    path = tmp_path / "n.ipynb"
+    path.write_text(nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("x") for _ in range(1001)])))
+    with pytest.raises(SubmissionRefused, match="has 1,001 cells"):
+        check_notebook_file(path)
+
+
+def test_a_pass_over_a_notebook_that_never_ends_is_stopped_and_only_that_one(monkeypatch):
+    """The watchdog every nbgrader converter's pass over one notebook runs under: a step that would never
+    end (here a sleep of an hour, standing in for a runaway parse) raises OverBudget at the budget; the
+    budget is then disarmed, so the next student's pass runs as usual."""
+    import time
+
+    from nbgrader.converters import GenerateFeedback
+
+    from bertgrader import submission
+
+    class Stuck:
+        calls = []
+
+        def convert_single_notebook(self, filename):
+            self.calls.append(filename)
+            if filename == "stuck.ipynb":
+                time.sleep(3600)
+            return "done"
+
+    submission._install_watchdog(Stuck)
+    monkeypatch.setattr(submission, "budget_seconds", lambda converter: 0.5)
+    with pytest.raises(submission.OverBudget, match="stuck.ipynb took more than 0 s"):
+        Stuck().convert_single_notebook("stuck.ipynb")
+    assert Stuck().convert_single_notebook("next.ipynb") == "done"
+    import signal
+
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    assert submission.MARGIN_SECONDS == 300
+    monkeypatch.undo()
+    assert submission.budget_seconds(GenerateFeedback()) == 300
