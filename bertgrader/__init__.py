@@ -4,6 +4,7 @@ student code cannot reach. It imports nothing from the book (course/): only bert
 The kernel side, the only part the sandbox shows a student's kernel (``bertgrader/kernel/``):
 - ``kernel.notebook``     what a graded notebook's setup cell imports (warnings to stdout, bertlib_unavailable)
 - ``kernel.kernel_side``  one call on the grader's behalf, its result sent back as data
+- ``kernel.watch``        what that call did besides returning (arguments, modules, random state), measured
 - ``kernel.wire``         the data-only format between the grader and the kernel (safetensors + JSON)
 - ``kernel.lifeline``     starts the kernel so that it exits when its grader is gone
 
@@ -11,6 +12,7 @@ The grader's side (nbgrader's process):
 - ``sandbox``        the bubblewrap command line for one kernel (no network, read-only view, limits)
 - ``kernel_manager`` a jupyter_client kernel manager that starts kernels in that sandbox (ipc transport)
 - ``remote``         the grader's proxy for the student's notebook (``student.my_function(...)``)
+- ``effects``        the rules every call is held to besides its result, judged from kernel.watch's report
 - ``checks``         helpers the hidden tests are written with, and the runner that loads them
 - ``switch_off``     a copy of bertlib with the functions an assignment asks for replaced by stubs
 - ``preprocessors``  nbgrader's side: ``TrustedExecute`` (autograde) and ``SafeFeedback`` (feedback)

@@ -97,3 +97,18 @@ def test_feedback_uses_the_configured_exporter():
     assert BaseConverter.class_traits()["exporter_class"].metadata.get("config"), (
         "nbgrader's BaseConverter.exporter_class is no longer configurable: feedback pages would load MathJax "
         "from a CDN again")
+
+
+def test_nbconvert_runs_every_cell_while_the_kernel_is_up():
+    """TrustedExecute grades the hidden tests after the notebook's last cell, from preprocess_cell of that
+    cell's index (bertgrader/preprocessors.py: _grade_deferred): nbconvert must call preprocess_cell for
+    every index, in order, inside setup_kernel (the kernel is shut down when that block ends)."""
+    from nbconvert.preprocessors import ExecutePreprocessor
+
+    lines = inspect.getsource(ExecutePreprocessor.preprocess).splitlines()
+    setup = next(i for i, line in enumerate(lines) if "with self.setup_kernel()" in line)
+    loop = next(i for i, line in enumerate(lines) if "for index, cell in enumerate(self.nb.cells)" in line)
+    call = next(i for i, line in enumerate(lines) if "self.preprocess_cell(cell, resources, index)" in line)
+    indent = [len(lines[i]) - len(lines[i].lstrip()) for i in (setup, loop, call)]
+    assert setup < loop < call and indent[0] < indent[1] < indent[2], (
+        "nbconvert's ExecutePreprocessor.preprocess changed: review TrustedExecute._grade_deferred")
