@@ -13,8 +13,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from bertgrader.submission import MAX_NOTEBOOK_BYTES
+
 MiB = 1 << 20
-MAX_MEMBER_BYTES = 64 * MiB  # a notebook; the course's largest with outputs is well under 1 MiB
+MAX_MEMBER_BYTES = MAX_NOTEBOOK_BYTES  # a notebook: the grader refuses a larger one anyway (32 MiB)
 MAX_TOTAL_BYTES = 2048 * MiB  # everything one import reads
 UTF8_FLAG = 0x800  # the zip's "names are UTF-8" bit; without it Python decodes a name as cp437
 SKIPPED_QUIETLY = ("__MACOSX/",)  # what macOS's Finder adds when someone re-zips a download
