@@ -3,9 +3,19 @@
 solutions/<assignment>/<assignment>.ipynb   source: solutions and hidden tests (instructors)
 exercises/<assignment>/<assignment>.ipynb   release: what students get (nbgrader generate_assignment)
 submitted/<student>/<assignment>/           collected submissions; autograded/, feedback/ alongside
+
+Settings only; what cannot be said as a setting is bertgrader.config.configure, called at the end: each
+submission checked before nbgrader reads it, autograde refusing to run when the sandbox cannot (unless
+--TrustedExecute.sandbox=none) and registering an assignment the gradebook lacks, validate's long lines.
 """
 import os
-import sys
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, GetGrades,
+                                    IgnorePattern, LimitOutput, OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
+
+from bertgrader.config import configure
+from bertgrader.preprocessors import CleanSubmission, SafeFeedback, TrustedExecute
 
 c = get_config()  # noqa: F821 (provided by nbgrader when it loads this file)
 
@@ -33,43 +43,18 @@ c.Execute.shutdown_kernel = "immediate"
 # are scored by the hidden tests in solutions/<a>/hidden_tests.py, run here in the grader's process
 # against the student's functions, never in the student's kernel. If the sandbox cannot run, autograde
 # stops and says why; `--TrustedExecute.sandbox=none` grades without it (trusted code only).
-from nbgrader.preprocessors import (  # noqa: E402
-    AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades)
-from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbgrader.preprocessors import GetGrades  # noqa: E402
-
-from nbgrader.preprocessors import ClearOutput, DeduplicateIds, OverwriteCells, OverwriteKernelspec  # noqa: E402
-
-from bertgrader.preprocessors import CleanSubmission, SafeFeedback, TrustedExecute  # noqa: E402
-
+c.TrustedExecute.sandbox = "bwrap"
 c.TrustedExecute.source_root = os.path.join(c.CourseDirectory.root, c.CourseDirectory.source_directory)
 c.CleanSubmission.source_root = c.TrustedExecute.source_root
-# A submission is plain files: a link, FIFO or device in it is refused (that student only), never followed.
-from bertgrader.submission import install as check_submissions  # noqa: E402
-
-check_submissions()
 # A submission's nbgrader metadata is the release's (CleanSubmission first): a cell the student added with
 # nbgrader metadata of its own would otherwise stop the whole run, every student after it ungraded.
 c.Autograde.sanitize_preprocessors = [CleanSubmission, ClearOutput, DeduplicateIds, OverwriteKernelspec,
                                       OverwriteCells, CheckCellMetadata]
-c.TrustedExecute.sandbox = "bwrap"
-# Refuse `nbgrader autograde` before it touches the gradebook when the sandbox cannot run here.
-if "autograde" in sys.argv[1:3] and not any(a.startswith("--TrustedExecute.sandbox=none") for a in sys.argv):
-    from bertgrader.sandbox import SandboxUnavailable, check_available
-
-    try:
-        check_available()
-    except SandboxUnavailable as e:
-        print(f"[AutogradeApp | ERROR] refusing to grade: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
 c.Autograde.autograde_preprocessors = [TrustedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
                                        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 # Feedback: inert outputs only, markdown sanitised, so a student cannot put live script into a page.
 c.GenerateFeedback.preprocessors = [SafeFeedback, GetGrades, CSSHTMLHeaderPreprocessor]
 c.HTMLExporter.sanitize_html = True
-from bertgrader.sanitize import install as sanitise_pages  # noqa: E402
-
-sanitise_pages(c)  # every page's HTML cleaned after rendering: feedback, formgrader, nbconvert --config this file
 # ... and nothing from the network: nbgrader's template loads MathJax from a CDN; this exporter puts an
 # installed MathJax inside the page instead, on pages with a formula (bertgrader/feedback.py).
 c.GenerateFeedback.exporter_class = "bertgrader.feedback.OfflineHTMLExporter"
@@ -79,30 +64,10 @@ c.GenerateFeedback.exporter_class = "bertgrader.feedback.OfflineHTMLExporter"
 # eavesdropped (the sandboxed grader's kernels use ipc already, through their own manager).
 c.Execute.kernel_manager_class = "bertgrader.kernel_manager.LocalIpcKernelManager"
 
-# `nbgrader validate` (the student's check) cuts every line of a failing cell's source and error at
-# Validator.width characters ("expected 2.740446, go..."), and a test's message is one long line. Keep the
-# width for its separators and summaries, and break a longer line into pieces of that width instead.
-from nbgrader.validator import Validator, strip_ansi  # noqa: E402
-
-
-def _indent_whole(self, val: str) -> str:
-    width = max(self.width - 3 - len(self.indent), 20)
-    return "\n".join(self.indent + line[i:i + width]
-                     for line in (strip_ansi(line) for line in val.split("\n"))
-                     for i in range(0, max(len(line), 1), width))
-
-
-Validator._indent = _indent_whole
-
 # nbgrader scores a test cell zero if it wrote anything to stderr. Each notebook's setup cell already sends
 # Python warnings and log records to stdout; this catches what bypasses the warnings module (a C++ or a
 # subprocess warning written straight to file descriptor 2), so a warning never costs a correct answer.
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"(?i)warn"
 
-# A gradebook without the assignment (a fresh clone: gradebook.db is not committed) gets it from solutions/, as
-# `python -m bertgrader` does, rather than nbgrader stopping with "No assignment ... exists in the database".
-if "autograde" in sys.argv[1:3]:
-    from bertgrader.classes.nbgrader_run import register_missing
-
-    register_missing(c, sys.argv)
+configure(c)

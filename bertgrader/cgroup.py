@@ -191,6 +191,20 @@ def _sweep(parent: Path, whose) -> None:
             _remove(folder, wait=1.0)
 
 
+def _share_per_kernel(parent: Path) -> None:
+    """The CPU weight of the bertgrader folder: one task's per kernel group in it. Its kernels compete for CPU as
+    one entity with the grader and every other process beside that folder; at the default weight, all kernels
+    together would count as one process (measured under load: a busy kernel got a third of the CPU a process
+    outside got)."""
+    kernels = sum(1 for f in parent.iterdir() if f.is_dir())
+    for name, per_kernel, most in (("cpu.shares", 1024, 2**18), ("cpu.weight", 100, 10_000)):
+        if (parent / name).exists():
+            try:
+                (parent / name).write_text(str(min(most, per_kernel * max(1, kernels))))
+            except OSError:
+                pass  # a weight that cannot change leaves the kernels slower, not unbounded
+
+
 def _pids(folder: Path) -> list[int]:
     return [int(p) for p in _read(folder / "cgroup.procs").split()]
 
@@ -237,6 +251,8 @@ class KernelGroup:
                     _make_parent(f.parent.parent, found.controllers if found.version == 2 else ())
                 f.mkdir()
             group._write_limits(limits)
+            for f in folders:
+                _share_per_kernel(f.parent)
         except OSError:
             group.remove()
             raise
@@ -303,4 +319,8 @@ class KernelGroup:
     def remove(self, wait: float = 5.0) -> bool:
         """Kill what is left in the group and remove it; False if it could not be removed within ``wait`` s
         (then the next grader to start removes it)."""
-        return all([_remove(f, wait) for f in self.folders])
+        removed = all([_remove(f, wait) for f in self.folders])
+        for f in self.folders:
+            if f.parent.is_dir():
+                _share_per_kernel(f.parent)
+        return removed

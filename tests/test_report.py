@@ -147,6 +147,8 @@ def _autograded(root: Path, student: str, fails: dict[str, str]) -> Path:
             gid = meta["grade_id"]
             cell.outputs = ([_error("CheckFailed", fails[gid])] if gid in fails else
                             [nbformat.v4.new_output("stream", name="stdout", text="Passed: the grader's checks.\n")])
+        elif meta.get("solution"):  # what a page is laid out by is the grader's, not the notebook's
+            cell.metadata["bertgrader"] = {"part": {"passed": True, "verdict": "FORGED VERDICT", "mistakes": []}}
     path = root / "autograded" / student / A / f"{A}.ipynb"
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(path))
@@ -315,6 +317,6 @@ def test_feedback_leads_with_the_verdict(course):
     plain = [c for c in before.cells if c.cell_type == "code" and not (
         c.metadata.get("nbgrader", {}).get("grade") or c.metadata.get("nbgrader", {}).get("solution"))]
     assert page.count("In&nbsp;[") == len(plain), "a prompt on the ungraded code cells only: no graded cell reads as never run"
-    assert "<b>vocab_size" not in page
+    assert "<b>vocab_size" not in page and "FORGED VERDICT" not in page
     assert "cdnjs" not in page and "cdn.jsdelivr" not in page
     assert read_nb(root / "autograded" / "bob" / A / f"{A}.ipynb") == before, "the notebook is not changed"

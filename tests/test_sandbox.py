@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -394,3 +395,22 @@ def test_without_a_cgroup_limits_stay_per_process_and_it_says_why(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          env=dict(os.environ, BERTGRADER_NO_CGROUP="1")).stdout.splitlines()
     assert out == ["per-process limits only, no cgroup per kernel (BERTGRADER_NO_CGROUP is set)", "None", "True"], out
+
+
+def test_a_configuration_without_the_graders_steps_is_refused():
+    """nbgrader_config.py's settings are checked by bertgrader.config.configure: an edit that would let autograde
+    run student code with nbgrader's own Execute (no sandbox, no hidden tests), or skip CleanSubmission, stops
+    with the setting named."""
+    from nbgrader.preprocessors import ClearOutput, Execute
+    from traitlets.config import Config
+
+    from bertgrader.config import configure
+    from bertgrader.preprocessors import CleanSubmission, TrustedExecute
+
+    for autograde, sanitize, named in (([Execute], [CleanSubmission], "autograde_preprocessors must start with "
+                                        "bertgrader's TrustedExecute (it has ['Execute'])"),
+                                       ([TrustedExecute], [ClearOutput, CleanSubmission], "sanitize_preprocessors")):
+        c = Config()
+        c.Autograde.autograde_preprocessors, c.Autograde.sanitize_preprocessors = autograde, sanitize
+        with pytest.raises(ValueError, match=re.escape(named)):
+            configure(c)

@@ -1,0 +1,125 @@
+"""What the course's nbgrader_config.py cannot say as settings, in one call: ``configure(c)``.
+
+nbgrader_config.py is settings only (``c.X = Y``), then ``configure(c)``, which
+- checks that the settings keep the grader's own steps (a configuration edited so that autograde would run
+  student code outside TrustedExecute, or skip CleanSubmission, stops with a message naming the setting);
+- checks every submission before nbgrader reads it (``bertgrader.submission.install``);
+- before ``nbgrader autograde`` grades anything, with the assignment and gradebook nbgrader itself parsed from
+  its command line (``autograde X``, ``--assignment X``, ``--assignment=X``, ``--db ...``): refuses to grade when
+  the sandbox cannot run here (unless ``--TrustedExecute.sandbox=none``), and registers an assignment the
+  gradebook lacks from solutions/, as ``python -m bertgrader`` does (a fresh clone has no gradebook.db);
+- makes ``nbgrader validate`` break a long line of a failing test instead of cutting it.
+Each hook is installed once per process, however often the configuration is loaded.
+"""
+from __future__ import annotations
+
+import copy
+import fnmatch
+import functools
+from pathlib import Path
+
+
+def configure(c) -> None:
+    """Called last in nbgrader_config.py with its configuration ``c``."""
+    _check_steps(c)
+    from bertgrader.submission import install as check_submissions
+
+    check_submissions()
+    _before_autograde()
+    _validator_breaks_long_lines()
+
+
+def _check_steps(c) -> None:
+    from bertgrader.preprocessors import CleanSubmission, TrustedExecute
+
+    for setting, step in (("Autograde.autograde_preprocessors", TrustedExecute),
+                          ("Autograde.sanitize_preprocessors", CleanSubmission)):
+        section, name = setting.split(".")
+        steps = c[section][name] if name in c[section] else []
+        if not steps or steps[0] is not step:
+            raise ValueError(f"nbgrader_config.py: c.{setting} must start with bertgrader's {step.__name__} "
+                             f"(it has {[getattr(s, '__name__', s) for s in steps]})")
+
+
+# ------------------------------------------------------------------------------ nbgrader autograde
+def _once(install):
+    """Run ``install`` once per process (nbgrader loads the configuration more than once)."""
+    return functools.lru_cache(maxsize=1)(install)
+
+
+@_once
+def _before_autograde() -> None:
+    """Wrap the Autograde converter's start: when ``nbgrader autograde`` runs it (not ``python -m bertgrader``'s
+    workers, which check and register once for the whole class), refuse or register first."""
+    from nbgrader.apps.autogradeapp import AutogradeApp
+    from nbgrader.converters.autograde import Autograde
+
+    original = Autograde.start
+
+    @functools.wraps(original)
+    def start(self) -> None:
+        if isinstance(self.parent, AutogradeApp):
+            refuse_without_sandbox(self)
+            register_missing(self)
+        original(self)
+
+    Autograde.start = start
+
+
+def refuse_without_sandbox(converter) -> None:
+    """Exit (status 2) before the gradebook is touched if the sandbox cannot run and was not turned off."""
+    from bertgrader.preprocessors import TrustedExecute
+    from bertgrader.sandbox import SandboxUnavailable, check_available
+
+    if TrustedExecute(config=converter.config).sandbox == "none":
+        return
+    try:
+        check_available()
+    except SandboxUnavailable as e:
+        converter.log.error("refusing to grade: %s", e)
+        raise SystemExit(2) from None
+
+
+def register_missing(converter) -> None:
+    """Put the assignments matching nbgrader's assignment id (a name or a pattern) that the gradebook lacks into
+    it from the source folder, as nbgrader generate_assignment does, leaving the release folder untouched."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from bertgrader.classes.nbgrader_run import register_assignment
+
+    cd = converter.coursedir
+    source = Path(cd.root) / cd.source_directory
+    if not cd.assignment_id or not source.is_dir():
+        return
+    names = sorted(d.name for d in source.iterdir() if d.is_dir() and fnmatch.fnmatch(d.name, cd.assignment_id))
+    with Gradebook(cd.db_url, cd.course_id) as gb:
+        missing = []
+        for name in names:
+            try:
+                gb.find_assignment(name)
+            except MissingEntry:
+                missing.append(name)
+    cfg = copy.deepcopy(converter.config)
+    cfg.CourseDirectory.root, cfg.CourseDirectory.db_url = cd.root, cd.db_url
+    for name in missing:
+        converter.log.info("%s is not in the gradebook yet: registering it from %s/%s (as nbgrader "
+                           "generate_assignment does; %s/ untouched)", name, cd.source_directory, name,
+                           cd.release_directory)
+        register_assignment(cfg, name)
+
+
+# ------------------------------------------------------------------------------ nbgrader validate
+@_once
+def _validator_breaks_long_lines() -> None:
+    """``nbgrader validate`` (the student's check) cuts every line of a failing cell's source and error at
+    Validator.width characters ("expected 2.740446, go..."), and a test's message is one long line. Keep the
+    width for its separators and summaries, and break a longer line into pieces of that width instead."""
+    from nbgrader.validator import Validator, strip_ansi
+
+    def _indent(self, val: str) -> str:
+        width = max(self.width - 3 - len(self.indent), 20)
+        return "\n".join(self.indent + line[i:i + width]
+                         for line in (strip_ansi(line) for line in val.split("\n"))
+                         for i in range(0, max(len(line), 1), width))
+
+    Validator._indent = _indent
