@@ -349,12 +349,14 @@ def test_canvas_export_fills_the_assignment_column_and_names_the_feedback_pages_
 
 
 def test_canvas_export_needs_a_column_it_can_name(course, tmp_path, capsys):
-    import_zip(course, make_zip(tmp_path / "s.zip", CANVAS[:1]), "canvas", A, None)
-    gradebook(course, {"340934": 8})
+    import_zip(course, make_zip(tmp_path / "s.zip", CANVAS[:2]), "canvas", A, None)
+    gradebook(course, {"340934": 8, "340935": 5}, manual={"340935"})  # 340935: no row, not a blank grade
     rc = cli.main(["export", "canvas", "--assignment", A, "--root", str(course), "--out", str(tmp_path / "o")])
     assert rc == 2 and "name the Canvas column: --column" in capsys.readouterr().err
     rc = cli.main(["export", "canvas", "--assignment", A, "--root", str(course), "--column", "Masking (4412)"])
-    assert rc == 1 and "no feedback page for 340934: run nbgrader generate_feedback" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert rc == 1 and "no feedback page for 340934: run nbgrader generate_feedback" in err
+    assert "not exported: 340935: needs manual grading in Formgrader first" in err
     # by default into the course's lms-export/, which git ignores (student data)
     rows = list(csv.reader(io.StringIO((course / "lms-export" / f"canvas-{A}-grades.csv").read_text())))
     assert rows == [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Masking (4412)"],

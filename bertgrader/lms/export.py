@@ -98,7 +98,9 @@ def canvas_csv(grades: Grades, roster: dict, gradebook: Path | None, column: str
                               "gradebook export heads it (the id is in the assignment's URL), or pass --gradebook "
                               "with the CSV Canvas exported")
         header = CANVAS_IDENTITY + [column]
-        rows = [{"Student": p.get("name", ""), "ID": s} for s, p in sorted(roster["students"].items())]
+        # only the students graded here: a blank cell must not reach Canvas as a grade
+        rows = [{"Student": p.get("name", ""), "ID": s} for s, p in sorted(roster["students"].items())
+                if s in grades.grades]
         points = None
     else:
         rows = read_csv(gradebook)
