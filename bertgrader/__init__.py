@@ -9,7 +9,9 @@ The kernel side, the only part the sandbox shows a student's kernel (``bertgrade
 - ``kernel.lifeline``     starts the kernel so that it exits when its grader is gone
 
 The grader's side (nbgrader's process):
+- ``config``         what nbgrader_config.py calls after its settings (checks, autograde's refusal and registering)
 - ``sandbox``        the bubblewrap command line for one kernel (no network, read-only view, limits)
+- ``cgroup``         one kernel, one budget: a cgroup per kernel (memory, processes, CPU), or why there is none
 - ``kernel_manager`` a jupyter_client kernel manager that starts kernels in that sandbox (ipc transport)
 - ``remote``         the grader's proxy for the student's notebook (``student.my_function(...)``)
 - ``effects``        the rules every call is held to besides its result, judged from kernel.watch's report
