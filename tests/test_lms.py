@@ -188,6 +188,27 @@ def test_a_hostile_zip_writes_only_the_honest_student_and_names_each_member_refu
     assert "# bob" in (submitted(course, "340934") / f"{A}.ipynb").read_text()
 
 
+def test_nothing_is_written_through_a_link_in_submitted(course, tmp_path, capsys):
+    """A student's folder, or the roster's, that is a link elsewhere is not written through."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (course / "submitted").mkdir()
+    (course / "submitted" / "340934").symlink_to(outside)
+    rc = cli.main(["import", "canvas", str(make_zip(tmp_path / "s.zip", CANVAS[:2])), "--assignment", A,
+                   "--root", str(course)])
+    assert rc == 1 and "student 340934: skipped" in capsys.readouterr().err
+    assert list(outside.iterdir()) == [] and (submitted(course, "340935") / f"{A}.ipynb").is_file()
+    (course / "submitted" / ".lms" / f"{A}.json").unlink()
+    (course / "submitted" / ".lms").rmdir()
+    (course / "submitted" / ".lms").symlink_to(outside)
+    again = [("doejane_LATE_340935_208490290_08_masking.ipynb", notebook("jane v2"))]
+    rc = cli.main(["import", "canvas", str(make_zip(tmp_path / "s2.zip", again)), "--assignment", A,
+                   "--root", str(course)])
+    assert rc == 2 and ".lms is not a plain folder (a link?): refusing to write through it" in capsys.readouterr().err
+    assert list(outside.iterdir()) == []
+    assert (submitted(course, "340935") / f"{A}.ipynb").read_text() == notebook("jane late").decode()  # as before
+
+
 def test_reading_stops_at_the_cap_whatever_the_zip_declares(tmp_path):
     z = make_zip(tmp_path / "z.zip", [("a", b"\0" * (2 * safezip.MiB))])
     with safezip.open_zip(z) as zf:

@@ -116,8 +116,9 @@ def import_zip(root: Path, zip_path: Path, lms: str, assignment: str, times: dic
         found, skipped = find_uploads(zf, lms, max_member)
         chosen, more = choose(found, assignment)
         result = Result(skipped=skipped + more)
-        if not _plain_folder_or_absent(submitted):
-            raise NotRecognised(f"{submitted} is not a plain folder (a link?): refusing to write through it")
+        for folder in (submitted, roster_path(root, assignment).parent):
+            if not _plain_folder_or_absent(folder):
+                raise NotRecognised(f"{folder} is not a plain folder (a link?): refusing to write through it")
         submitted.mkdir(exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".lms-import-", dir=submitted))
         try:
@@ -162,6 +163,8 @@ def import_zip(root: Path, zip_path: Path, lms: str, assignment: str, times: dic
 
 def _update_roster(root: Path, assignment: str, lms: str, written: dict[str, dict]) -> None:
     path = roster_path(root, assignment)
+    if not _plain_folder_or_absent(path.parent) or path.is_symlink():
+        raise NotRecognised(f"{path.parent} is not a plain folder (a link?): refusing to write the roster through it")
     roster = read_roster(root, assignment)
     if roster.get("lms") not in (None, lms):
         roster = {"lms": lms, "students": {}}  # the assignment now comes from another LMS: start again
