@@ -3,6 +3,7 @@ and that grading refuses to run unsandboxed unless told to (and then says so).""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import subprocess
@@ -414,3 +415,37 @@ def test_a_configuration_without_the_graders_steps_is_refused():
         c.Autograde.autograde_preprocessors, c.Autograde.sanitize_preprocessors = autograde, sanitize
         with pytest.raises(ValueError, match=re.escape(named)):
             configure(c)
+
+
+
+@linux_only
+def test_where_no_cgroup_can_be_made_kernels_keep_per_process_limits_and_the_first_says_why(tmp_path, monkeypatch,
+                                                                                             caplog):
+    """The fallback (an ordinary user without a delegated cgroup v2; forced here): each kernel's command is
+    bubblewrap under prlimit alone, the per-user process limit included, and the first kernel's start warns,
+    naming why, once."""
+    from bertgrader import kernel_manager
+
+    monkeypatch.setattr(cgroup, "support", lambda: cgroup.Support(0, {}, "forced by this test"))
+    monkeypatch.setattr(kernel_manager, "_said_no_cgroup", [])
+    tmp_path.chmod(0o755)
+
+    async def prepare_two():
+        commands = []
+        for _ in range(2):
+            km = kernel_manager.SandboxedKernelManager(kernel_name="python3")
+            km.log = logging.getLogger("test-fallback")
+            cmd, _ = await km._async_pre_start_kernel(cwd=str(tmp_path))
+            commands.append((cmd, km.kernel_group))
+            for fd in (km._info_r, km._info_w, km._life_r):
+                os.close(fd)
+            await km._async_cleanup_resources()
+        return commands
+
+    with caplog.at_level(logging.WARNING, logger="test-fallback"):
+        with ThreadPoolExecutor(1) as pool:
+            commands = pool.submit(asyncio.run, prepare_two()).result()
+    for cmd, group in commands:
+        assert group is None and cmd[0] == sandbox.bwrap_path() and f"--nproc={sandbox.Limits().processes}" in cmd
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and "not the kernel as a whole" in said[0] and "forced by this test" in said[0], said
