@@ -17,8 +17,6 @@ import os
 import sys
 from pathlib import Path
 
-from bertgrader.classes.db import SetupError, normalise_url
-from bertgrader.classes.run import positive_int
 from bertgrader.lms import export, importer, safezip, times
 from bertgrader.lms.layout import LMS
 
@@ -27,6 +25,12 @@ PROG = "python -m bertgrader.lms"
 _BIN = str(Path(sys.executable).parent)
 if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = _BIN + os.pathsep + os.environ.get("PATH", "")
+
+
+def positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -115,7 +119,12 @@ def run_export(args) -> int:
     if args.lms == "moodle" and not args.worksheet:
         raise ValueError("Moodle: pass --worksheet with the grading worksheet Moodle gave (Download grading "
                          "worksheet): the export fills it in")
-    db = normalise_url(args.db or f"sqlite:///{root / 'gradebook.db'}")
+    from bertgrader.classes.db import SetupError, normalise_url  # SQLAlchemy: only the export needs it
+
+    try:
+        db = normalise_url(args.db or f"sqlite:///{root / 'gradebook.db'}")
+    except SetupError as e:
+        raise ValueError(str(e)) from None
     students = sorted(roster["students"])
     grades = export.read_grades(db, args.assignment, students)
     args.out = args.out or root / "lms-export"
@@ -140,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return run_import(args) if args.command == "import" else run_export(args)
-    except (ValueError, OSError, SetupError) as e:  # NotRecognised, BadTimes, ExportError, NotAZip: all say why
+    except (ValueError, OSError) as e:  # NotRecognised, BadTimes, ExportError, NotAZip: each says why
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
 
