@@ -7,7 +7,7 @@
 
 The report says, as data, what differs after the call (bertgrader.effects turns it into a verdict and words):
 
-    {"names":      {"0": "input_ids", "mask": "mask"},      # the function's parameter names, by argument key
+    {"names":      {"0": "input_ids", "mask": "mask"},      # parameter names, by argument key (when any is found)
      "changed":    {"1": <the argument after the call>},    # data arguments that differ (None: no longer data)
      "modules":    {"self": {"values": ["dense.weight"],     # parameters/buffers changed, added or removed
                              "training": [["", True, False]],   # submodule, mode before, mode after
@@ -137,7 +137,7 @@ class Watch:
 
     def __init__(self, args, kwargs, fn=None, self_module: torch.nn.Module | None = None):
         self.items = arguments(args, kwargs)
-        self.names = parameter_names(fn, args, kwargs) if fn is not None else {}
+        self._call = (fn, args, kwargs)  # its parameter names are read only for a report that names one
         self.copies, self.modules, self.generators = {}, {}, {}
         if isinstance(self_module, torch.nn.Module):
             self.modules["self"] = (self_module, _module_state(self_module))
@@ -188,7 +188,10 @@ class Watch:
             after = _generator_state(gen)
             generators[key] = {"advanced": not _equal_state(before, after),
                                "state": after if isinstance(after, torch.Tensor) else None}
-        return {"names": self.names, "changed": changed, "modules": modules, "reseeded": list(self.reseeded),
+        fn, args, kwargs = self._call
+        found = changed or modules or self.reseeded or moved or not all(g["advanced"] for g in generators.values())
+        names = parameter_names(fn, args, kwargs) if found and fn is not None else {}
+        return {"names": names, "changed": changed, "modules": modules, "reseeded": list(self.reseeded),
                 "global": moved, "generators": generators}
 
 
