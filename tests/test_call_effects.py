@@ -382,8 +382,9 @@ def test_f(student):
 
 
 def test_no_student_cell_runs_after_a_hidden_call(tmp_path):
-    """A function that logs every call, and a later ungraded cell that prints the log: graded, the print
-    shows no hidden call (the hidden tests run after the last cell), and the part is still graded."""
+    """A function that logs every call, a later ungraded cell that prints the log and a thread that keeps
+    printing it: graded, the print shows no hidden call (the hidden tests run after the last cell), what the
+    thread prints while they run is not stored, and the part is still graded."""
     from bertgrader.preprocessors import TrustedExecute
 
     source = tmp_path / "source" / "toy"
@@ -401,6 +402,11 @@ def test_no_student_cell_runs_after_a_hidden_call(tmp_path):
                                   "    return x.clone()"),
         graded,
         nbformat.v4.new_code_cell("print('LOG', LOG)"),
+        # a thread started by a cell of the student's, printing the log while the hidden calls run
+        nbformat.v4.new_code_cell("import threading, time\n"
+                                  "def _tell():\n    for _ in range(400):\n        print('LATER', LOG, flush=True)\n"
+                                  "        time.sleep(0.01)\n"
+                                  "threading.Thread(target=_tell, daemon=True).start()"),
     ])
     executor = TrustedExecute(source_root=str(tmp_path / "source"), timeout=60)
     nb, _ = executor.preprocess(nb, {"nbgrader": {"assignment": "toy", "notebook": "toy"},
@@ -410,3 +416,5 @@ def test_no_student_cell_runs_after_a_hidden_call(tmp_path):
     assert verdict.startswith("Passed"), verdict
     assert printed.strip() == "LOG []", printed
     assert "4242" not in printed and "17" not in printed
+    everything = nbformat.writes(nb)  # no output of any cell, the thread's included, holds a hidden input
+    assert "4242" not in everything and "(3, 17)" not in everything
