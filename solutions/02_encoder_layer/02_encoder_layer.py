@@ -100,6 +100,12 @@ def _with_bertlib_self_attention(layer, layer_input, layer_mask):
 # `mask` is `None` (nothing hidden) or an additive mask that broadcasts to (B, nh, T, T), such as the
 # padding mask (B, 1, 1, T) that `_padding_mask` builds: 0 where a key is visible, a very negative number
 # where it is hidden. It is added to the scores before the softmax.
+#
+# It must hold for any scores a model produces: softmax stays finite when scores differ by 10^4 (torch's
+# `softmax` subtracts each row's largest score first; `exp(s) / exp(s).sum()` overflows to `inf`). Compute in
+# the inputs' dtype: float64 inputs give float64 results, computed in float64 (not rounded through float32).
+# Training backpropagates through it: the context's gradient must reach `q`, `k` and `v` (no `.detach()`,
+# `.data` or `torch.no_grad()` on the way), and `q`, `k`, `v` may be views (self-attention's heads are).
 
 
 # %% solution attention
@@ -205,8 +211,9 @@ assert torch.allclose(context, expected_context, atol=1e-5), (
 #    use this one), then `layer.output.dense` (I to H);
 # 4. `out = layer.output.LayerNorm(y + ffn)`: the second residual adds the FFN's *input* `y`.
 #
-# Return `out`, shape (B, T, H). While this part is graded, `self_attention` is replaced by a correct one
-# that checks what you pass it, so a mistake in part 2 does not cost you again.
+# Return `out`, shape (B, T, H), a new tensor: the caller's `hidden_states` stay as they were (`x + ...`,
+# never `x += ...`). While this part is graded, `self_attention` is replaced by a correct one that checks
+# what you pass it, so a mistake in part 2 does not cost you again.
 
 
 # %% solution layer

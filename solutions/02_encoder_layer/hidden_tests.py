@@ -19,7 +19,7 @@ from bertlib.encoder import BertLayer
 from bertgrader.kernel import wire
 from bertgrader.kernel.inputs import padding_mask as _padding_mask  # the visible tests' inputs too
 from bertgrader.kernel.inputs import tiny_bert_module as _tiny
-from bertgrader.checks import CheckFailed, case, check
+from bertgrader.checks import CheckFailed, case, check, same_gradients
 from bertgrader.remote import Remote
 
 # While the notebook is graded its kernel has these as stubs. The classes' __init__ stay: the kernel still
@@ -85,11 +85,26 @@ def _weights_diagnosis(got, q, k, mask):
     return "expected softmax(q k^T / sqrt(d_k) + mask)"
 
 
-def _attention_case(student, q, k, v, mask, name):
+def _attention_case(student, q, k, v, mask, name, strided=False):
+    """``strided``: q, k and v arrive as non-contiguous views, as self-attention's transposed heads do."""
     B, nh, T, hd = q.shape
     expected_context, expected_weights = eager_attention(q, k, v, mask)
     with case(name):
-        context, weights = _pair(student.attention(q, k, v, mask), (B, nh, T, hd), (B, nh, T, T))
+        sent = [wire.Strided(t) for t in (q, k, v)] if strided else [q, k, v]
+        got = student.attention(*sent, mask)
+        context, weights = _pair(got, (B, nh, T, hd), (B, nh, T, T))
+        check(bool(torch.isfinite(weights).all()),
+              "your weights hold inf or nan where the scores of a row differ by about 10^4: exp(score) overflows; "
+              "softmax must subtract each row's largest score first (torch.softmax does)")
+        if q.dtype == torch.float64:  # float64 in, float64 out, computed in float64
+            for what, value in (("context", got[0]), ("weights", got[1])):
+                check(value.dtype == torch.float64,
+                      f"{what} is {value.dtype} for float64 q, k, v: compute in the inputs' dtype")
+            diff = (got[1].double() - expected_weights).abs().max().item()
+            check(diff < 1e-12, f"the float64 weights differ from softmax computed in float64 by {diff:.3g}: they "
+                                "were rounded through float32 on the way (a softmax in float32, a .float()); "
+                                "compute in the inputs' dtype")
+            context, weights = got[0].double(), got[1].double()
         check(torch.allclose(weights, expected_weights, atol=1e-5),
               f"wrong weights ({_weights_diagnosis(weights, q, k, mask)}); {_max_diff(weights, expected_weights)}")
         check(torch.allclose(context, expected_context, atol=1e-5),
@@ -122,6 +137,33 @@ def test_attention(student):
     bias = bias.masked_fill(torch.eye(6, dtype=torch.bool), 0.0)  # every query sees at least itself with 0
     _attention_case(student, q, k, v, bias, "with B=2, nh=3, T=6, hd=8 and an additive mask of values "
                                             "between -3 and 0, one per head and query (B, nh, T, T)")
+    # The visible test's shape again, other numbers: nothing may be kept from an earlier call.
+    q, k, v = (torch.randn(2, 3, 5, 16, generator=gen) for _ in range(3))
+    _attention_case(student, q, k, v, _padding_mask([2, 5], 5), "with the visible test's shape (2, 3, 5, 16), other "
+                                                                "numbers, real lengths [2, 5]")
+    # Scores far apart (gaps of about 10^4 within a row): softmax is still finite, a sure choice per row.
+    q, k = (torch.randn(2, 2, 5, 8, generator=gen) * 100 for _ in range(2))
+    v = torch.randn(2, 2, 5, 8, generator=gen)
+    gap = (q @ k.transpose(-2, -1) / math.sqrt(8)).amax(-1) - (q @ k.transpose(-2, -1) / math.sqrt(8)).amin(-1)
+    assert gap.max() > 1e4  # the case is what it says
+    _attention_case(student, q, k, v, _padding_mask([5, 4], 5),
+                    f"with scores up to {gap.max().item():.0f} apart within a row (q and k of size about 100)")
+    # float64 in, float64 out: with a float64 padding mask, and with none.
+    q, k, v = (torch.randn(3, 2, 6, 8, generator=gen, dtype=torch.float64) for _ in range(3))
+    mask64 = build_attention_mask((torch.arange(6)[None] < torch.tensor([[6], [4], [1]])).long(), 6, is_causal=False,
+                                  dtype=torch.float64, device="cpu")  # (3, 1, 1, 6)
+    _attention_case(student, q, k, v, mask64, "with float64 q, k, v and mask (B=3, nh=2, T=6, hd=8, real lengths "
+                                              "[6, 4, 1])")
+    _attention_case(student, q * 3, k, v, None, "with float64 q, k, v, no mask")
+    # q, k, v as the views a caller passes (self-attention's heads are transposed views): .view() cannot
+    # flatten them, .reshape() and matmul's broadcasting can.
+    q, k, v = (torch.randn(2, 3, 5, 8, generator=gen) for _ in range(3))
+    _attention_case(student, q, k, v, _padding_mask([5, 3], 5), "with q, k, v that are non-contiguous views "
+                    "(slices of bigger tensors, as the transposed heads of self-attention are), B=2, nh=3, T=5, hd=8",
+                    strided=True)
+    # Training goes through it: one random cotangent on the context, backpropagated there and here.
+    with case("with B=2, nh=3, T=5, hd=8, real lengths [5, 3], backpropagating a random gradient of the context"):
+        same_gradients(student.attention, eager_attention, q, k, v, _padding_mask([5, 3], 5), output=0, seed=2102)
 
 
 # ------------------------------------------------------------------------------------------------ part 2
@@ -130,7 +172,7 @@ def _split(x, nh):
     return x.view(B, T, nh, H // nh).transpose(1, 2)  # (B, nh, T, hd)
 
 
-def _self_attention_case(student, fields, attn, x, mask, name):
+def _self_attention_case(student, fields, attn, x, mask, name, strided=False):
     B, T, H = x.shape
     nh = attn.num_attention_heads
     with torch.no_grad():
@@ -141,7 +183,8 @@ def _self_attention_case(student, fields, attn, x, mask, name):
     assert torch.allclose(merged, oracle, atol=1e-5) and torch.allclose(weights, oracle_weights, atol=1e-6)
     with case(name):
         got, calls = student.self_attention.call_standing_in({"attention": (context_heads, weights)},
-                                                             _send(fields, attn), x, mask)
+                                                             _send(fields, attn), wire.Strided(x) if strided else x,
+                                                             mask)
         calls = calls["attention"]
         check(len(calls) == 1, f"self_attention() should call attention() once, it called it {len(calls)} times")
         _check_given(calls[0], ["q", "k", "v"], [q, k, v], mask, "attention()",
@@ -171,6 +214,14 @@ def test_self_attention(student):
         _self_attention_case(student, fields, attn, x, mask,
                              f"with B={B}, T={T}, H={H}, nh={nh}" + (", no mask" if mask is None else
                                                                      f", real lengths {lengths}"))
+    # The visible test's module and shape again, other hidden states, arriving as a non-contiguous view.
+    fields, attn = _tiny(202, BertSelfAttention, hidden_size=12, num_attention_heads=3)
+    _self_attention_case(student, fields, attn, torch.randn(2, 4, 12, generator=gen), _padding_mask([3, 4], 4),
+                         "with the visible test's attention and shape, other hidden states (a non-contiguous "
+                         "view), real lengths [3, 4]", strided=True)
+    fields, attn = _tiny(2220, BertSelfAttention, hidden_size=8, num_attention_heads=2)
+    _self_attention_case(student, fields, attn, torch.randn(1, 1, 8, generator=gen), None,
+                         "with one sequence of one token (B=1, T=1, H=8, nh=2), no mask")
 
 
 def _check_given(call, names, expected, mask, callee, hint):
@@ -222,7 +273,7 @@ def _layer_diagnosis(got, layer, x, mask, context):
     return "post-LN: y = LayerNorm(x + dense(context)), out = LayerNorm(y + FFN(y))"
 
 
-def _layer_case(student, fields, layer, x, mask, name):
+def _layer_case(student, fields, layer, x, mask, name, strided=False):
     B, T, H = x.shape
     nh = fields["num_attention_heads"]
     with torch.no_grad():
@@ -231,7 +282,8 @@ def _layer_case(student, fields, layer, x, mask, name):
     assert tuple(weights.shape) == (B, nh, T, T)  # the oracle's own shape, not the student's
     with case(name):
         got, calls = student.encoder_layer.call_standing_in({"self_attention": (context, weights)},
-                                                            _send(fields, layer), x, mask)
+                                                            _send(fields, layer), wire.Strided(x) if strided else x,
+                                                            mask)
         calls = calls["self_attention"]
         check(len(calls) == 1,
               f"encoder_layer() should call self_attention() once, it called it {len(calls)} times")
@@ -273,3 +325,11 @@ def test_layer(student):
     x = torch.randn(2, 6, 16, generator=gen)
     _layer_case(student, fields, layer, x, _padding_mask([6, 4], 6),
                 "with B=2, T=6, H=16, nh=4, layer_norm_eps=0.1, real lengths [6, 4]")
+    # The visible test's layer and shape again, other hidden states, arriving as a non-contiguous view.
+    fields, layer = _tiny(203, BertLayer, hidden_size=12, num_attention_heads=3, intermediate_size=48)
+    _layer_case(student, fields, layer, torch.randn(2, 5, 12, generator=gen), _padding_mask([2, 5], 5),
+                "with the visible test's layer and shape, other hidden states (a non-contiguous view), real "
+                "lengths [2, 5]", strided=True)
+    fields, layer = _tiny(2330, BertLayer, hidden_size=8, num_attention_heads=2, intermediate_size=20)
+    _layer_case(student, fields, layer, torch.randn(1, 1, 8, generator=gen), None,
+                "with one sequence of one token (B=1, T=1, H=8, nh=2), no mask")

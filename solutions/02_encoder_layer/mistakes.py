@@ -190,3 +190,59 @@ def encoder_layer(layer, hidden_states, mask=None):
     y = F.layer_norm(hidden_states + layer.attention.output.dense(context), (H,), ln1.weight, ln1.bias, eps=1e-12)
     wide = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(y))
     return F.layer_norm(y + layer.output.dense(wide), (H,), ln2.weight, ln2.bias, eps=1e-12)
+
+
+# %% softmax_by_hand cell=attention loses=test_attention
+# why: exp(score) overflows to inf when a row's scores differ by thousands, and inf / inf is nan; torch.softmax subtracts each row's largest score first
+def attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (B, nh, T, T)
+    if mask is not None:
+        scores = scores + mask
+    e = scores.exp()
+    weights = e / e.sum(dim=-1, keepdim=True)  # (B, nh, T, T)
+    return weights @ v, weights
+
+
+# %% softmax_in_float32 cell=attention loses=test_attention
+# why: a softmax forced into float32 rounds float64 inputs to float32's 7 digits; compute in the inputs' dtype
+def attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (B, nh, T, T)
+    if mask is not None:
+        scores = scores + mask
+    weights = scores.softmax(dim=-1, dtype=torch.float32).to(v.dtype)  # softmax in float32 "for stability"
+    return weights @ v, weights
+
+
+# %% residual_in_place cell=layer loses=test_layer
+# why: x += ... writes into the caller's hidden_states; the residual is a new tensor, x + ...
+def encoder_layer(layer, hidden_states, mask=None):
+    context, _ = self_attention(layer.attention.self, hidden_states, mask)
+    sub = layer.attention.output
+    hidden_states += sub.dropout(sub.dense(context))  # the residual, added in place
+    y = sub.LayerNorm(hidden_states)
+    wide = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(y))
+    out = layer.output
+    return out.LayerNorm(y + out.dropout(out.dense(wide)))
+
+
+# %% heads_flattened_with_view cell=attention loses=test_attention
+# why: .view() needs memory laid out as the new shape says, and heads passed in are often transposed views; flatten with .reshape(), or let @ broadcast over (B, nh)
+def attention(q, k, v, mask=None):
+    B, nh, T, hd = q.shape
+    q2, k2, v2 = (t.view(B * nh, T, hd) for t in (q, k, v))  # (B*nh, T, hd) for bmm
+    scores = torch.bmm(q2, k2.transpose(1, 2)).view(B, nh, T, T) / math.sqrt(hd)  # (B, nh, T, T)
+    if mask is not None:
+        scores = scores + mask
+    weights = scores.softmax(dim=-1)
+    context = torch.bmm(weights.view(B * nh, T, T), v2).view(B, nh, T, hd)
+    return context, weights
+
+
+# %% weights_through_data cell=attention loses=test_attention
+# why: .data cuts the weights out of the graph: no gradient reaches q and k, so the queries and keys would never train
+def attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (B, nh, T, T)
+    if mask is not None:
+        scores = scores + mask
+    weights = scores.softmax(dim=-1).data  # the attention map, to return
+    return weights @ v, weights
