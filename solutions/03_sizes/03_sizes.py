@@ -22,8 +22,10 @@ The source of 03_sizes.ipynb: `make notebooks` builds it (the format: docs/exerc
 # `nn.LayerNorm(H)` has `H` weights (gamma) **and `H` biases** (beta). An embedding table of `n` rows is
 # `n * H`. The number of attention heads does not appear anywhere: can you see why?
 #
-# Four parts, each graded on its own. Your functions return Python `int`s. Do not build modules or call
-# bertlib's counting functions: the tests switch them off.
+# Four parts, each graded on its own. Your functions return Python `int`s. Do not build modules (not
+# bertlib's, not `torch.nn`'s, not even on the `meta` device) or call bertlib's counting functions: the
+# tests switch bertlib's off, and they also count a configuration far too big to build (about 10^21
+# parameters, where no tensor's size fits in 64 bits), which only a closed form in Python `int`s counts.
 
 
 # %% setup

@@ -5,6 +5,7 @@ Each function grades the graded cell of the same name: it calls the student's fu
 random ones, and checks the counts that come back against bertlib's closed forms, here. See
 bertgrader/checks.py.
 """
+import contextlib
 import dataclasses
 
 import torch
@@ -13,7 +14,7 @@ import bertlib
 from bertlib import BertConfig
 from bertgrader.kernel import wire
 from bertgrader.checks import CheckFailed, case, check
-from bertgrader.remote import Remote
+from bertgrader.remote import KernelGone, Remote, StudentError
 
 # While the notebook is graded its kernel has these as stubs: bertlib's own counting and its modules.
 SWITCHED_OFF = ["bertlib.params.count_parameters", "bertlib.params.embeddings_breakdown",
@@ -36,8 +37,33 @@ def _random_configs(seed, n=6):
         configs.append(BertConfig(vocab_size=pick(50, 120_000), hidden_size=heads * pick(1, 96),
                                   num_attention_heads=heads, num_hidden_layers=pick(1, 48),
                                   intermediate_size=pick(1, 8192), max_position_embeddings=pick(1, 4096),
-                                  type_vocab_size=pick(1, 4)))
-    return configs
+                                  type_vocab_size=pick(1, 4), num_labels=pick(3, 7)))
+    return configs + [ODD, HUGE]
+
+
+# Fields the closed forms do not read set away from their defaults too (num_labels is not the NSP head's 2,
+# type_vocab_size not 2), so a count that reads the wrong field cannot agree with the right one by chance.
+ODD = BertConfig(vocab_size=101, hidden_size=36, num_attention_heads=3, num_hidden_layers=3, intermediate_size=52,
+                 max_position_embeddings=77, type_vocab_size=3, num_labels=5)
+# A configuration far too big to build (about 10^21 parameters): every weight matrix, and every table but the
+# segment table, has 2^63 entries or more, so no such tensor can be made, not even on the meta device. The task
+# asks for a closed form in Python ints, which counts it exactly; building modules and summing their sizes cannot.
+HUGE = BertConfig(vocab_size=3 * 2**31, hidden_size=2**32, num_attention_heads=16, num_hidden_layers=24,
+                  intermediate_size=2**32 + 16, max_position_embeddings=2**31 + 1, type_vocab_size=3, num_labels=5)
+
+
+@contextlib.contextmanager
+def _closed_form(cfg):
+    """The case of ``cfg``; on HUGE, an error in the student's code is explained (modules cannot be built)."""
+    with case(f"with {_name(cfg)}" + (" (too big to build)" if cfg is HUGE else "")):
+        try:
+            yield
+        except StudentError as e:
+            if cfg is not HUGE or isinstance(e, KernelGone):
+                raise
+            raise CheckFailed(f"your code {e}: this configuration is far too big to build (its tensors would "
+                              "have 2^63 entries or more); count it in closed form, in Python ints, without "
+                              "building modules (not even on the meta device)") from None
 
 
 def _send(cfg: BertConfig) -> wire.Config:
@@ -47,7 +73,8 @@ def _send(cfg: BertConfig) -> wire.Config:
 
 def _name(cfg: BertConfig) -> str:
     return (f"V={cfg.vocab_size}, P={cfg.max_position_embeddings}, S={cfg.type_vocab_size}, H={cfg.hidden_size}, "
-            f"I={cfg.intermediate_size}, L={cfg.num_hidden_layers}, {cfg.num_attention_heads} heads")
+            f"I={cfg.intermediate_size}, L={cfg.num_hidden_layers}, {cfg.num_attention_heads} heads, "
+            f"num_labels={cfg.num_labels}")
 
 
 def _kind(value) -> str:
@@ -84,7 +111,7 @@ def test_embeddings(student):
         check(got == 23_837_184, f"BERT-Base's embeddings: {_off_by(got, 23_837_184, 768)}")
     for cfg in _random_configs(201):
         expected = bertlib.params.embeddings_breakdown(cfg)["total"]
-        with case(f"with {_name(cfg)}"):
+        with _closed_form(cfg):
             got = _int(f(_send(cfg)), "the count")
             check(got == expected, f"{_off_by(got, expected, cfg.hidden_size)}: three tables of V, P and S "
                                    "rows, H wide, and one LayerNorm")
@@ -106,7 +133,7 @@ def test_layer(student):
         check(counts[12] == 7_087_872, f"one BERT-Base layer: {_off_by(counts[12], 7_087_872, 768)}")
     for cfg in _random_configs(202):
         expected = bertlib.params.layer_breakdown(cfg)["total"]
-        with case(f"with {_name(cfg)}"):
+        with _closed_form(cfg):
             got = _int(f(_send(cfg)), "the count")
             check(got == expected, f"{_off_by(got, expected, cfg.hidden_size)}: Q, K, V and the attention output "
                                    "(H -> H), H -> I and I -> H, each with its bias, and two LayerNorms")
@@ -153,7 +180,7 @@ def test_model(student):
         raise CheckFailed("the grader's closed form disagrees with torch's count (tell your instructor)")
     for cfg in configs:
         expected = bertlib.count_parameters(cfg)
-        with case(f"with {_name(cfg)}"):
+        with _closed_form(cfg):
             got = _dict(_model_with_parts(student, {cfg: parts[cfg]}, cfg), MODEL_KEYS, "the count")
             for key, meaning in [("embeddings", "embeddings_params(cfg)"), ("encoder", "L layers"),
                                  ("pooler", "a dense H -> H, with its bias"),
@@ -174,10 +201,11 @@ def test_heads(student):
     for cfg in _random_configs(204):
         full = bertlib.count_parameters(cfg, with_pretraining_heads=True)
         H, V = cfg.hidden_size, cfg.vocab_size
-        with case(f"with {_name(cfg)}"):
+        with _closed_form(cfg):
             got = _dict(f(_send(cfg)), HEAD_KEYS, "the count")
             nsp, mlm = got["cls.seq_relationship"], full["cls.seq_relationship"]
-            check(nsp == mlm, f"NSP head: counted {nsp:,}, expected {mlm:,} (a linear layer H -> 2, with its bias)")
+            check(nsp == mlm, f"NSP head: counted {nsp:,}, expected {mlm:,} (a linear layer H -> 2, with its bias: two "
+                              "outputs, IsNext and NotNext, whatever the config's num_labels or type_vocab_size)")
             got_mlm, mlm = got["cls.predictions"], full["cls.predictions"]
             check(got_mlm == mlm, f"MLM head: counted {got_mlm:,}, expected {mlm:,} (off by {got_mlm - mlm:,}"
                                   + (": the tied V x H decoder weight counted again" if got_mlm - mlm == V * H else

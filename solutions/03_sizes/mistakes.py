@@ -79,3 +79,43 @@ def bert_model_params(cfg):
     counts = {"embeddings": embeddings, "encoder": L * layer, "pooler": H * H + H}
     counts["total"] = sum(counts.values())
     return counts
+
+
+# %% layer_built_on_meta cell=layer loses=test_layer
+# why: building the modules, even on the meta device, is not a closed form: it cannot count a model too big to build, and the task says not to build modules
+def layer_params(cfg):
+    H, I = cfg.hidden_size, cfg.intermediate_size
+    with torch.device("meta"):  # no memory used: only the shapes
+        modules = [torch.nn.Linear(H, H) for _ in range(4)] + [torch.nn.LayerNorm(H), torch.nn.Linear(H, I),
+                                                               torch.nn.Linear(I, H), torch.nn.LayerNorm(H)]
+    return sum(p.numel() for m in modules for p in m.parameters())
+
+
+# %% embeddings_built_on_meta cell=embeddings loses=test_embeddings
+# why: torch.nn modules on the meta device are still modules: their sizes overflow where a closed form in Python ints does not
+def embeddings_params(cfg):
+    H = cfg.hidden_size
+    tables = [torch.nn.Embedding(n, H, device="meta")
+              for n in (cfg.vocab_size, cfg.max_position_embeddings, cfg.type_vocab_size)]
+    return sum(t.weight.numel() for t in tables) + 2 * H
+
+
+# %% pooler_built_on_meta cell=model loses=test_model
+# why: the pooler is a dense H -> H with its bias, H * H + H: count it, do not build it
+def bert_model_params(cfg):
+    pooler = torch.nn.Linear(cfg.hidden_size, cfg.hidden_size, device="meta")
+    counts = {
+        "embeddings": embeddings_params(cfg),
+        "encoder": cfg.num_hidden_layers * layer_params(cfg),
+        "pooler": sum(p.numel() for p in pooler.parameters()),
+    }
+    counts["total"] = sum(counts.values())
+    return counts
+
+
+# %% nsp_head_from_num_labels cell=heads loses=test_heads
+# why: the NSP head always has two outputs (IsNext, NotNext); num_labels is the fine-tuning classifier's, and is 2 only by default
+def pretraining_heads_params(cfg):
+    H, V = cfg.hidden_size, cfg.vocab_size
+    transform = (H * H + H) + 2 * H
+    return {"cls.predictions": transform + V, "cls.seq_relationship": H * cfg.num_labels + cfg.num_labels}
