@@ -21,7 +21,9 @@ The source of 05_cls_sep.ipynb: `make notebooks` builds it (the format: docs/exe
 #
 # The ids below are BERT's (uncased vocabulary): `[CLS]` = 101, `[SEP]` = 102, `[PAD]` = 0. Your
 # functions take lists of token ids (already WordPiece-tokenized) and return a dict of three lists of
-# ints. bertlib's tokenizer does all this too; the tests switch it off (the visible ones while your
+# ints; they leave the caller's lists as they were (truncate a copy). Either list may be empty: a pair
+# with an empty B is still a pair, `[CLS] A [SEP] [SEP]`, its second segment the last `[SEP]` alone.
+# bertlib's tokenizer does all this too; the tests switch it off (the visible ones while your
 # function runs: calling it raises a RuntimeError that says so).
 #
 # Part 3 puts a classifier on the output: the final hidden vector of `[CLS]` (position 0) goes through

@@ -93,7 +93,7 @@ def test_single(student):
     gen = torch.Generator().manual_seed(401)
     sizes = [(int(torch.randint(0, 30, (1,), generator=gen)), int(torch.randint(2, 24, (1,), generator=gen)))
              for _ in range(12)]
-    for n, max_length in sizes + [(0, 5), (4, 6), (9, 2), (1, 3)]:
+    for n, max_length in sizes + [(0, 5), (4, 6), (9, 2), (1, 3), (1, 2), (7, 6), (7, 6)]:  # one length twice
         ids = _random_ids(gen, n)
         with case(f"with {n} tokens and max_length={max_length}"):
             _compare(_as_lists(encode(ids, max_length)), _expected_single(ids, max_length), max_length)
@@ -132,10 +132,13 @@ def test_pair(student):
     # At the boundary: A and B of max_length - 3 tokens fit exactly, of max_length - 2 are one too many, of
     # max_length two; the longer is A, B, or neither.
     for max_length, n_a, n_b in [(10, 4, 3), (10, 5, 3), (10, 3, 5), (10, 4, 4), (10, 6, 4), (12, 2, 8), (12, 9, 1),
-                                 (12, 5, 5), (6, 2, 2)]:
+                                 (12, 5, 5), (6, 2, 2),
+                                 # an empty segment (B, A or both), and one shape twice with other tokens
+                                 (7, 2, 0), (5, 4, 0), (6, 0, 2), (4, 0, 0), (3, 0, 0), (9, 3, 3), (9, 3, 3)]:
         ids_a, ids_b = _random_ids(gen, n_a), _random_ids(gen, n_b)
-        with case(f"with A of {n_a} and B of {n_b} tokens, max_length={max_length} (at the limit: "
-                  "max_length - 3 tokens fit)"):
+        limit = "an empty B: the pair is still [CLS] A [SEP] [SEP]" if n_b == 0 else (
+            "an empty A" if n_a == 0 else "at the limit: max_length - 3 tokens fit")
+        with case(f"with A of {n_a} and B of {n_b} tokens, max_length={max_length} ({limit})"):
             _compare(_as_lists(encode(ids_a, ids_b, max_length)), _expected_pair(ids_a, ids_b, max_length),
                      max_length)
 
@@ -213,6 +216,13 @@ def test_head(student):
                 first_row = classifier(torch.tanh(dense(hidden[:1, 0]))).expand_as(expected)
                 no_bias = torch.tanh(hidden[:, 0] @ dense.weight.T) @ classifier.weight.T
             wrong_rows = [b for b in range(4) if not torch.allclose(got[b], expected[b], atol=1e-5)]
+            other = torch.randn(hidden.shape, generator=gen)  # the same shape, other content
+            with torch.no_grad():
+                expected_other = classifier(torch.tanh(dense(other[:, 0])))
+            got_other = _logits(student, other, dense, classifier)
+            check(torch.allclose(got_other, expected_other, atol=1e-5),
+                  "on a second batch of the same shape, other vectors, the logits are not that batch's: they "
+                  "come from each call's own last_hidden_state (nothing kept from an earlier call)")
             check(not wrong_rows,
                   f"the logits of rows {wrong_rows} differ from BertForSequenceClassification's"
                   + ("; every row gets the logits of row 0: read each sequence's own [CLS], "

@@ -108,3 +108,40 @@ def encode_pair(ids_a, ids_b, max_length):
 def cls_logits(last_hidden_state, pooler_dense, classifier):
     pooled = torch.tanh(last_hidden_state[:, 0] @ pooler_dense.weight.T)
     return pooled @ classifier.weight.T
+
+
+# %% pair_pops_callers_lists cell=pair loses=test_pair
+# why: pop() on the caller's own lists truncates their data too: truncate copies, list(ids_a) and list(ids_b)
+def encode_pair(ids_a, ids_b, max_length):
+    a, b = ids_a, ids_b
+    while len(a) + len(b) > max_length - 3:
+        (a if len(a) > len(b) else b).pop()
+    input_ids = [CLS_ID] + a + [SEP_ID] + b + [SEP_ID]
+    n_pad = max_length - len(input_ids)
+    return {"input_ids": input_ids + [PAD_ID] * n_pad,
+            "token_type_ids": [0] * (len(a) + 2) + [1] * (len(b) + 1) + [0] * n_pad,
+            "attention_mask": [1] * len(input_ids) + [0] * n_pad}
+
+
+# %% single_deletes_from_callers_list cell=single loses=test_single
+# why: del on the caller's list cuts their sentence for good: take a slice, which is a new list
+def encode_single(ids, max_length):
+    del ids[max_length - 2:]  # keep the beginning
+    input_ids = [CLS_ID] + ids + [SEP_ID]
+    n_pad = max_length - len(input_ids)
+    return {"input_ids": input_ids + [PAD_ID] * n_pad, "token_type_ids": [0] * max_length,
+            "attention_mask": [1] * len(input_ids) + [0] * n_pad}
+
+
+# %% empty_b_drops_its_sep cell=pair loses=test_pair
+# why: a pair always has two [SEP]: an empty B still closes its segment, [CLS] A [SEP] [SEP], segment 1 being that [SEP]
+def encode_pair(ids_a, ids_b, max_length):
+    a, b = list(ids_a), list(ids_b)
+    while len(a) + len(b) > max_length - 3:
+        (a if len(a) > len(b) else b).pop()
+    second = b + [SEP_ID] if b else []  # no B: nothing to close
+    input_ids = [CLS_ID] + a + [SEP_ID] + second
+    n_pad = max_length - len(input_ids)
+    return {"input_ids": input_ids + [PAD_ID] * n_pad,
+            "token_type_ids": [0] * (len(a) + 2) + [1] * len(second) + [0] * n_pad,
+            "attention_mask": [1] * len(input_ids) + [0] * n_pad}
