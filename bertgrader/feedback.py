@@ -117,6 +117,27 @@ def annotate(nb, known: list) -> None:
                                                               "mistakes": mistakes}
 
 
+def offline_formgrader(c) -> None:
+    """Formgrader's pages like the feedback page (nbgrader_config.py calls this with its configuration ``c``):
+    Formgrader renders each submission with a plain ``HTMLExporter(config=...)`` and nbgrader's formgrade
+    template, which loads MathJax from a CDN and shows a test's source above its one-line verdict. With this
+    folder first, it renders templates/formgrade instead, which extends nbgrader's: MathJax inlined from
+    the installed package, each graded part verdict first and its test folded, no prompt on graded cells.
+    Formgrader reads the configuration after its own settings, so these win; generate_feedback keeps its
+    own template (this exporter's) and adds its own template paths."""
+    c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES), nbgrader_templates()]
+    c.HTMLExporter.extra_template_paths = [nbgrader_templates(), mathjax_dir()]
+
+
+def mathjax_dir() -> str:
+    """The folder of the installed MathJax (a template path: a page includes tex-svg.js from it)."""
+    try:
+        return str(metadata.distribution(MATHJAX_PACKAGE).locate_file(MATHJAX_FILE).parent)
+    except metadata.PackageNotFoundError as e:
+        raise MathJaxUnavailable(f"Formgrader's pages typeset formulas with MathJax from {MATHJAX_PACKAGE}, "
+                                 f"which is not installed here: {e}") from None
+
+
 class OfflineHTMLExporter(HTMLExporter):
     """nbconvert's HTML exporter whose pages load nothing from the network (see the module docstring),
     and, for nbgrader's feedback page, the bert_feedback layout: each graded part opens with its verdict."""

@@ -121,7 +121,8 @@ def stale(root: Path, assignments: list[str] | None = None) -> list[str]:
 
 def signatures_from(root: Path, assignment: str, autograded: dict) -> dict:
     """The stored form of one assignment's signatures, from each mistake's autograded notebook
-    ({mistake: notebook}). Refuses a mistake whose grading failed other parts than mistakes.py says."""
+    ({mistake: notebook}) graded in the course at ``root`` (its files are the digest's). Refuses a mistake
+    whose grading failed other parts than mistakes.py says."""
     named = Assignment.at(Path(root), assignment).mistakes()
     out = {}
     for name, m in named.items():
@@ -145,7 +146,9 @@ def compute(root: Path, assignments: list[str], workers: int = 2) -> dict:
             for name, m in load_mistakes(Path(root), a).items():
                 course.submit(name, a, mistake_submission(course, a, m))
         course.grade_class("all", "--workers", str(workers))
-        return {a: signatures_from(root, a, {name: course.autograded(name, a) for name in load_mistakes(Path(root), a)})
+        # the copy's files, not the checkout's: what was graded, even if the checkout changed meanwhile
+        return {a: signatures_from(course.root, a, {name: course.autograded(name, a)
+                                                    for name in load_mistakes(course.root, a)})
                 for a in assignments}
 
 

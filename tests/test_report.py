@@ -320,3 +320,31 @@ def test_feedback_leads_with_the_verdict(course):
     assert "<b>vocab_size" not in page and "FORGED VERDICT" not in page
     assert "cdnjs" not in page and "cdn.jsdelivr" not in page
     assert read_nb(root / "autograded" / "bob" / A / f"{A}.ipynb") == before, "the notebook is not changed"
+
+
+def test_formgrader_page_is_offline_and_verdict_first(course):
+    """Formgrader renders a submission with a plain HTMLExporter whose template is nbgrader's formgrade,
+    configured before the course's configuration is read; with offline_formgrader(c) in that configuration
+    its page inlines MathJax (no CDN) and shows each graded part verdict first, score boxes intact."""
+    from nbconvert.exporters import HTMLExporter
+    from traitlets.config import Config
+
+    from bertgrader.feedback import offline_formgrader
+
+    c = Config()
+    c.HTMLExporter.template_name = "formgrade"  # what FormgradeExtension.build_extra_config sets first
+    offline_formgrader(c)
+    resources = {"assignment_id": A, "notebook_id": A, "submission_id": "x", "index": 0, "total": 1,
+                 "base_url": "", "student": "bob", "last_name": None, "first_name": None, "notebook_path": "p"}
+    path = course["root"] / "autograded" / "bob" / A / f"{A}.ipynb"
+    page, _ = HTMLExporter(config=c).from_filename(str(path), resources=resources)
+    assert "cdnjs" not in page and "window.MathJax" in page
+    assert not re.search(r"""<script[^>]*\bsrc\s*=\s*["']?(https?:)?//""", page, re.I)
+    parts = re.findall(r'<div class="panel-body">\s*<div class="verdict (passed|failed)">(.*?)</div>\s*'
+                       r'<details class="test-source">', page, re.S)
+    assert len(parts) == len(course["parts"]), "each graded part: its verdict, then its test folded"
+    failed = [said for kind, said in parts if kind == "failed"]
+    assert failed == ["with &lt;b&gt;vocab_size=10&lt;/b&gt;: expected ids in [0, 10), got 12 ids at 30522"]
+    for gid in course["parts"]:
+        assert f'<input class="score tabbable" id="{gid}"' in page, "Formgrader's score box for each part"
+    assert "FORGED VERDICT" not in page
