@@ -424,6 +424,15 @@ def printable(text) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
 
 
+def clip(text: str, width: int = 100) -> str:
+    """``text`` cut at a word boundary to at most ``width`` characters (``...`` marks the cut); the class
+    report (``python -m bertgrader report``) prints every message whole."""
+    if len(text) <= width:
+        return text
+    cut = text[:width - 3].rsplit(" ", 1)[0]
+    return (cut if cut.strip() else text[:width - 3]) + "..."
+
+
 def print_summary(outcome: Outcome, out=sys.stdout) -> None:
     """The per-student table (score, parts lost, time, the first problem), then what failed and why."""
     rows = {printable(s): r for s, r in _per_student(outcome.results).items()}
@@ -436,7 +445,7 @@ def print_summary(outcome: Outcome, out=sys.stdout) -> None:
             mx = f"{r['max']:6.1f}" if r["graded"] else f"{'-':>6}"
             note = r["notes"][0] if r["notes"] else ""
             more = f" (+{len(r['notes']) - 1} more)" if len(r["notes"]) > 1 else ""
-            print(f"{student:<{width}} {score} {mx} {r['lost']:>5} {r['seconds']:7.1f}  {printable(note)[:100]}{more}",
+            print(f"{student:<{width}} {score} {mx} {r['lost']:>5} {r['seconds']:7.1f}  {clip(printable(note))}{more}",
                   file=out)
     failed = [r for r in outcome.results if r["status"] != "graded"]
     if failed:
@@ -444,6 +453,9 @@ def print_summary(outcome: Outcome, out=sys.stdout) -> None:
         for r in sorted(failed, key=lambda r: (r["student"], r["assignment"])):
             print(f"  {printable(r['student'])}/{r['assignment']}: {printable(r['why'])}", file=out)
     graded = len(outcome.results) - len(failed)
+    if rows:
+        print(f"\nevery message whole, each part's pass rate and the named mistakes: {PROG} report "
+              f"{outcome.plan.assignments[0] if len(outcome.plan.assignments) == 1 else 'all'}", file=out)
     shard = f" (shard {outcome.plan.shard[0]}/{outcome.plan.shard[1]})" if outcome.plan.shard else ""
     print(f"\ngraded {graded} submission{'s' * (graded != 1)}, {len(failed)} could not be graded, in "
           f"{outcome.seconds:.1f} s with {outcome.workers} worker{'s' * (outcome.workers != 1)}{shard}; "
