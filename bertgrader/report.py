@@ -114,8 +114,13 @@ def collect(root: Path, assignments: list[str], db_url: str | None = None) -> Cl
                 rows = ledger.rows(a)
                 seconds = {r["student"]: r["seconds"] for r in rows if r["grader"] != ADOPTED}  # adopted: untimed
                 whys = ledger.failures(a)
-                known = named.load(root, a)
-                if named.stale(root, [a]):
+                try:
+                    known = named.load(root, a)
+                    stale = bool(named.stale(root, [a]))
+                except Exception as e:  # a broken mistakes.py: the report is still made, without names
+                    print(f"{PROG}: {a}'s named mistakes cannot be read ({e}); none is named", file=sys.stderr)
+                    known, stale = [], True
+                if stale:
                     report.unnamed.append(a)
                 for s in students:
                     if s not in done:
@@ -124,7 +129,8 @@ def collect(root: Path, assignments: list[str], db_url: str | None = None) -> Cl
                         report.rows.append(Row(a, s, False, why=why))
                         continue
                     sub = gb.find_submission(a, s)
-                    grades = {g.name: (g.score, g.max_score) for nb in sub.notebooks for g in nb.grades}
+                    every = [g for nb in sub.notebooks for g in nb.grades]
+                    grades = {g.name: (g.score, g.max_score) for g in every}
                     row = Row(a, s, True, score=max(0.0, float(sub.score) - float(sub.late_submission_penalty or 0)),
                               max_score=float(sub.max_score), late_penalty=float(sub.late_submission_penalty or 0),
                               seconds=seconds.get(s))
@@ -137,6 +143,11 @@ def collect(root: Path, assignments: list[str], db_url: str | None = None) -> Cl
                     path = root / "autograded" / s / a / f"{a}.ipynb"
                     nb = nbformat.read(str(path), as_version=4)
                     row.problems = read_autograded(path, whole=True)[0]
+                    # nbgrader counts a Formgrader score instead of the automatic one, also after a regrade
+                    row.problems += [f"{g.name}: the manual score {g.manual_score:g} counts, not the automatic "
+                                     f"{g.auto_score:g} (review it in Formgrader)" for g in every
+                                     if g.manual_score is not None and g.auto_score is not None
+                                     and g.manual_score != g.auto_score]
                     for m in named.identify(known, named.failures(nb)):
                         row.mistakes.append(m.name)
                         entry = report.mistakes.setdefault((a, m.name), {"why": m.why, "students": []})
