@@ -2,7 +2,8 @@
 sources' order, with its line numbers), one row per group of code lines compared with BERT, and the lines
 that state nothing. Every place the document says the book shows something exists (a chapter file with that
 section heading, or a glossary entry), every wrong claim or wrong line of code is answered in the book or
-has a proposed sentence, and the sources' lines are all covered.
+has a proposed sentence, and the sources' lines are all covered. Every line of code that differs from BERT or
+is wrong names the chapter section that says so, quoting its words, and the section is checked to say them.
 
 The line checks read the sources themselves from ../shared/seeds (the course's source material, outside
 the repository); where that folder is absent they are skipped, and the document's own consistency is still
@@ -27,7 +28,8 @@ CODE_HEADER = ["id", "lines", "the source's code", "BERT (google-research/bert, 
                "what it changes for the model", "where the book says it"]
 NO_CLAIM_HEADER = ["source", "lines", "what is there"]
 PROPOSED_HEADER = ["rows", "chapter § section", "proposed sentence"]
-REF = re.compile(r"^(?P<file>chapters/\d\d_[\w]+\.md|glossary\.md) § (?P<heading>.+)$")
+# a place in the book, optionally with words its section says: 'chapters/05_cls_sep.md § Heading ("the words")'
+REF = re.compile(r'^(?P<file>chapters/\d\d_[\w]+\.md|glossary\.md) § (?P<heading>.+?)(?: \("(?P<quote>[^"]+)"\))?$')
 LISTING = re.compile(r"^### (?P<id>00[0-3]-[A-Z]) · lines (?P<lines>[\d, -]+) · .+$")
 # a line of a source that looks like Python: it must lie in a listing of the code part
 CODE_LINE = re.compile(r"^\s*(import |from \w+ import |def |class |return\b|print\(|if |elif |else:|for |torch\.|"
@@ -136,6 +138,42 @@ def headings(path: Path) -> set[str]:
     return {m.group(1).strip() for m in re.finditer(r"^#{2,4} (.+)$", text, flags=re.M)}
 
 
+CODE_FENCES = {"{code-cell}", "{literalinclude}", "python", "bash", ""}  # fenced blocks that are not prose
+FENCE = re.compile(r"^(`{3,}|:{3,})\s*(\S*)")
+ROLE = re.compile(r"\{(?!glue)[\w:-]+\}`([^`<]*?)\s*(?:<[^>`]*>)?`")  # {term}`x <y>` reads as x; glue stays
+
+
+def section_prose(path: Path, heading: str) -> str:
+    """The prose of one section: from its heading to the next heading of the same or a higher level, without
+    code cells or included code (a dropdown's or an admonition's text stays)."""
+    fences: list[tuple[str, bool]] = []  # the open fences, each with whether it holds code
+    level, body = 0, []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = FENCE.match(line)
+        if m and fences and m[1] == fences[-1][0] and not m[2]:
+            fences.pop()
+            continue
+        if any(code for _, code in fences):
+            continue
+        if m:
+            fences.append((m[1], m[2] in CODE_FENCES))
+            continue
+        h = re.match(r"^(#{1,6}) (.+?)\s*$", line) if not fences else None
+        if h and level and len(h[1]) <= level:
+            break
+        if h and not level and h[2] == heading:
+            level = len(h[1])
+        elif level:
+            body.append(line)
+    assert level, f"{path.name} has no section {heading!r}"
+    return "\n".join(body)
+
+
+def normalised(text: str) -> str:
+    """Case and line breaks ignored; a MyST role such as {term}`pooler <Pooler>` read as its displayed text."""
+    return " ".join(ROLE.sub(r"\1", text).split()).lower()
+
+
 def glossary_terms() -> set[str]:
     text = (ROOT / "glossary.md").read_text(encoding="utf-8")
     body = re.search(r"```\{glossary\}\n(.*?)\n```", text, flags=re.S).group(1)
@@ -152,6 +190,9 @@ def check_reference(rid: str, ref: str, terms: set[str]) -> None:
     path = chapter_file(m["file"])
     assert path is not None, f"{rid}: no chapter {m['file']}"
     assert m["heading"] in headings(path), f"{rid}: {path.name} has no section {m['heading']!r}"
+    if m["quote"]:
+        assert normalised(m["quote"]) in normalised(section_prose(path, m["heading"])), (
+            f"{rid}: {path.name} § {m['heading']} does not say {m['quote']!r}")
 
 
 # --- the claims --------------------------------------------------------------------------------------------
@@ -226,6 +267,21 @@ def test_code_rows_are_well_formed():
                 assert where != "not covered", f"{rid}: a wrong line of code must be answered in the book"
 
 
+def test_a_difference_is_said_on_the_page_of_its_idea():
+    """Issue 30 §3: every line of a source's code that is not what BERT does names the chapter section that
+    says so, with words of that section (checked by check_reference), not only this document."""
+    differences = [r for _, code_rows in listings().values() for r in code_rows if r[4] in ("differs", "wrong")]
+    assert len(differences) >= 28, f"only {len(differences)} rows differ or are wrong"
+    terms = glossary_terms()
+    for rid, *_, where in differences:
+        assert where != "not covered", f"{rid}: name the chapter section that says this difference"
+        for ref in where.split("; "):
+            m = REF.match(ref)
+            assert m and m["file"].startswith("chapters/"), f"{rid}: {ref!r} is not a chapter section"
+            assert m["quote"], f"{rid}: quote what {m['heading']!r} says about it: {ref} (\"...\")"
+            check_reference(rid, ref, terms)
+
+
 @needs_seeds
 def test_each_listing_is_covered_line_by_line():
     for lid, (declared, code_rows) in listings().items():
@@ -291,3 +347,22 @@ def test_the_checks_can_fail(tmp_path):
     with pytest.raises(AssertionError):
         line_numbers("47-45")
     assert uncovered(["a", "", "b", "c"], {1, 3}) == [4]  # the blank line 2 needs no row
+
+
+def test_a_quote_must_be_in_its_section(tmp_path):
+    """A quote is looked for in its own section's prose only: not in a code cell, not in the next section,
+    and a role counts as its displayed text."""
+    page = tmp_path / "chapters" / "05_demo.md"
+    page.parent.mkdir()
+    page.write_text("## The head\n\nThree tutorials leave the {term}`pooler <Pooler>`\nout.\n\n"
+                    "```{code-cell} ipython3\n# skips the pooler\n```\n\n### Below\n\nstill here\n\n"
+                    "## Next\n\nthe pooler is skipped\n", encoding="utf-8")
+    prose = normalised(section_prose(page, "The head"))
+    assert "leave the pooler out" in prose and "still here" in prose
+    assert "skips the pooler" not in prose and "is skipped" not in prose
+    with pytest.raises(AssertionError):
+        section_prose(page, "No such heading")
+    ref = 'chapters/05_cls_sep.md § The classification head on [CLS] ("{}")'
+    check_reference("x", ref.format("leave the pooler out"), set())
+    with pytest.raises(AssertionError):
+        check_reference("x", ref.format("words this section does not say"), set())
