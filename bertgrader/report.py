@@ -67,6 +67,7 @@ class ClassReport:
     rows: list[Row] = field(default_factory=list)
     mistakes: dict = field(default_factory=dict)  # {(assignment, name): {"why", "students": [...]}}
     unnamed: list[str] = field(default_factory=list)  # assignments with no current mistake signatures
+    unexplained: dict = field(default_factory=dict)  # {(assignment, part): failures no named mistake explains}
 
     @property
     def graded(self) -> list[Row]:
@@ -148,7 +149,11 @@ def collect(root: Path, assignments: list[str], db_url: str | None = None) -> Cl
                                      f"{g.auto_score:g} (review it in Formgrader)" for g in every
                                      if g.manual_score is not None and g.auto_score is not None
                                      and g.manual_score != g.auto_score]
-                    for m in named.identify(known, named.failures(nb)):
+                    failed = named.failures(nb)
+                    shown = named.identify(known, failed)
+                    for gid in sorted(set(failed) - {g for m in shown for g in m.messages}):
+                        report.unexplained[(a, gid)] = report.unexplained.get((a, gid), 0) + 1
+                    for m in shown:
                         row.mistakes.append(m.name)
                         entry = report.mistakes.setdefault((a, m.name), {"why": m.why, "students": []})
                         entry["students"].append(s)
@@ -319,6 +324,10 @@ def render(report: ClassReport) -> str:
             out.append('<p class="note">' + ("its mistakes' signatures are stale or missing"
                                              if a in report.unnamed else "no failure matched a named mistake")
                        + "</p>")
+        other = {p: n for (a2, p), n in sorted(report.unexplained.items()) if a2 == a}
+        if other:
+            out.append(f'<p class="note">Failed parts no named mistake explains: '
+                       f'{_e(", ".join(f"{p} {n}" for p, n in other.items()))}</p>')
         if graded:
             most = graded[0].max_score or 1.0
             out.append("<h3>Score distribution</h3>")

@@ -232,6 +232,7 @@ def test_report_numbers_equal_the_gradebooks(course):
         assert (p.passed, p.graded) == (sum(p.name not in f for f in course["fails"].values()), 3), p
     assert {k: v["students"] for k, v in report.mistakes.items()} == {(A, course["first"]): ["bob"]}
     assert graded["bob"].mistakes == [course["first"]] and graded["carol"].mistakes == []
+    assert report.unexplained == {(A, course["part"]): 1}, "carol's failure: no named mistake"
     assert [r.seconds for r in report.graded] == [3.0, 4.0, 5.0]
 
 
