@@ -5,8 +5,8 @@ result in the page as it is (nbconvert's ``sanitize_html`` reaches only its own 
 ``javascript:`` (or ``java&#x73;cript:``, which the browser decodes) in a student's markdown was live in the
 instructor's formgrader and in the feedback page. Cleaning the markdown *source* cannot see such a link;
 cleaning the *rendered* HTML can: this module's ``markdown2html`` renders as nbconvert's does, then keeps
-only the tags, attributes and URL schemes below (nh3, a linear-time sanitiser: bleach, nbconvert's, takes
-quadratic time, 18 s on 128 KB of ``<b>x``). ``clean_html`` replaces nbconvert's bleach-based filter of the
+only the tags, attributes and URL schemes below (nh3, in pieces, so in linear time: bleach, nbconvert's,
+takes quadratic time, 18 s on 128 KB of ``<b>x``). ``clean_html`` replaces nbconvert's bleach-based filter of the
 same name, which nbconvert's templates apply to HTML outputs and raw cells. ``install(c)``
 (nbgrader_config.py) registers both filters for every ``HTMLExporter`` the configuration reaches:
 ``generate_feedback``'s, the formgrader's (it builds ``HTMLExporter(config=...)`` from the same file) and
@@ -35,7 +35,8 @@ from nbconvert.preprocessors import Preprocessor
 
 MAX_MARKDOWN_CHARS = 64 * 1024  # one cell's markdown rendered as markdown; longer is shown as text
 MAX_PAGE_MARKDOWN_CHARS = 512 * 1024  # all of a page's markdown rendered; the rest is shown as text
-MAX_HTML_CHARS = 2 * 2**20  # HTML cleaned at once; longer is cut first
+MAX_HTML_CHARS = 2 * 2**20  # HTML cleaned in one call; longer is cut first
+PIECE_CHARS = 8 * 1024  # cleaned at once (clean_html): a rendered markdown cell of this course is under 4 KB
 
 TAGS = {"a", "abbr", "b", "blockquote", "br", "caption", "code", "col", "colgroup", "dd", "del", "details",
         "div", "dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img",
@@ -77,14 +78,29 @@ _CLEANER = nh3.Cleaner(tags=TAGS, attributes=ATTRIBUTES, url_schemes=URL_SCHEMES
                        strip_comments=True, link_rel="noopener noreferrer nofollow")
 
 
+def pieces(text: str, size: int = PIECE_CHARS):
+    """``text`` in consecutive pieces of at most ``size`` characters, each cut after a line end (else before
+    a tag) near its end where there is one."""
+    start = 0
+    while len(text) - start > size:
+        end = start + size
+        cut = text.rfind("\n", end - size // 4, end) + 1 or text.rfind("<", end - size // 4, end)
+        end = cut if cut > start else end
+        yield text[start:end]
+        start = end
+    yield text[start:]
+
+
 def clean_html(fragment) -> str:
-    """``fragment`` (HTML, str or bytes) with only the allow-list's tags, attributes and URLs; linear time,
-    at most ``MAX_HTML_CHARS`` of it."""
+    """``fragment`` (HTML, str or bytes) with only the allow-list's tags, attributes and URLs; at most
+    ``MAX_HTML_CHARS`` of it, cleaned in pieces of ``PIECE_CHARS``. html5ever (under nh3) takes time
+    quadratic in how deeply tags nest, and 256 KB of ``<b>x`` nests 65,536 deep: piece by piece the time is
+    linear in the length. Each piece is cleaned on its own (its open tags closed, its escaped text and
+    complete tags only), so pieces put together are safe as each is; a tag open across a cut is closed at it."""
     text = fragment.decode("utf-8", "replace") if isinstance(fragment, bytes) else str(fragment)
-    if len(text) > MAX_HTML_CHARS:
-        text = text[:MAX_HTML_CHARS]
-        return _CLEANER.clean(text) + f"<p><em>... cut at {MAX_HTML_CHARS} characters ...</em></p>"
-    return _CLEANER.clean(text)
+    cut = len(text) > MAX_HTML_CHARS
+    cleaned = "".join(_CLEANER.clean(piece) for piece in pieces(text[:MAX_HTML_CHARS]))
+    return cleaned + (f"<p><em>... cut at {MAX_HTML_CHARS} characters ...</em></p>" if cut else "")
 
 
 # TeX commands that make a link, set a class, style or id, or load code, in MathJax 2 (which the formgrader

@@ -183,3 +183,18 @@ def test_markdown_source_in_the_autograded_notebook_is_cut_and_cleaned():
     assert not re.search(r"<script|javascript:", cell.source, re.I), cell.source
     plain = "Plain text with $x < y$ and `code`."
     assert _inert_markdown(nbformat.v4.new_markdown_cell(plain)).source == plain
+
+
+def test_html_is_cleaned_in_bounded_pieces_and_an_attack_across_a_cut_stays_dead():
+    """clean_html works piece by piece (html5ever's time grows with the square of the nesting depth inside
+    one piece): the pieces are the text, none longer than PIECE_CHARS; an attack cut in two by a piece's end,
+    at any offset, is still cleaned."""
+    text = "<b>x" * 20_000
+    parts = list(sanitize.pieces(text))
+    assert "".join(parts) == text and max(map(len, parts)) <= sanitize.PIECE_CHARS and len(parts) >= 9
+    for name, attack in ATTACKS.items():
+        text = "<p>before" + attack + "<p>after</p>"
+        for cut in range(len(text) + 1):  # a piece may end anywhere (no line end or tag near its end)
+            cleaned = sanitize._CLEANER.clean(text[:cut]) + sanitize._CLEANER.clean(text[cut:])
+            assert not live_routes(cleaned, classes=True), f"{name} cut at {cut}: {cleaned}"
+    assert len(list(sanitize.pieces("a" * 3 * sanitize.PIECE_CHARS))) == 3  # no place to cut: cut at the size
