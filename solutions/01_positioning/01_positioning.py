@@ -35,8 +35,9 @@ import bertlib
 # Every query row, a padding query's included, gets the same pattern: padding is hidden as a *key*.
 #
 # Masks come in the forms callers use: integers (`int64` or `int32`), floats (`1.0` / `0.0`) or `bool`
-# (`True` for a real token), in parts 1 and 3 alike. Read them with `.bool()` (or `!= 0`), and leave the
-# caller's mask as it was: return a new tensor, change nothing in place.
+# (`True` for a real token), in parts 1 and 3 alike, and possibly as a view (a slice of a bigger tensor).
+# Read them with `.bool()` (or `!= 0`), and leave the caller's mask as it was: return a new tensor, change
+# nothing in place.
 
 
 # %% solution bidirectional
