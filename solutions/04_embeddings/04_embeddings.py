@@ -51,6 +51,11 @@ def _forward_on_sum(emb, summed, input_ids, token_type_ids=None, seed=None):
 #
 # Return `word + position + segment` for every token, shape (B, T, H). Positions are 0..T-1 in every
 # row. If `token_type_ids` is `None`, every token is in segment A (0).
+#
+# Ids come as callers give them: `int64` or `int32` (an `nn.Embedding` takes both), possibly a view (a
+# slice of a bigger batch, which `.view()` cannot flatten). Training updates all three tables through this
+# sum, so the gradient of the output must reach each table's weight (no `.data`, `.detach()` or
+# `torch.no_grad()` on the way).
 
 
 # %% solution sum

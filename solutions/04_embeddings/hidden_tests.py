@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from bertlib import BertConfig, BertEmbeddings
 from bertgrader.kernel import wire
 from bertgrader.kernel.inputs import tiny_embeddings as _tiny_embeddings  # the visible tests' inputs too
-from bertgrader.checks import CheckFailed, case, check
+from bertgrader.checks import CheckFailed, case, check, same_gradients
 from bertgrader.remote import KernelGone, Remote, StudentError
 
 # While the notebook is graded its kernel has this as a stub. Only forward: the kernel still builds the
@@ -113,6 +113,35 @@ def test_sum(student):
         check(torch.allclose(got, expected, atol=1e-6),
               f"each token adds row token_type_ids[b, t] of emb.token_type_embeddings, for any number of segments; "
               f"{_max_diff(got, expected)}")
+
+    # Ids in the forms callers give them, on the visible test's module: the same shape with other ids, int32,
+    # a non-contiguous view; a batch of one token. Then the gradients of the three tables.
+    fields, emb = _tiny_embeddings(301)
+    gen = torch.Generator().manual_seed(3302)
+    ids = torch.randint(0, fields["vocab_size"], (2, 4), generator=gen)
+    segments = torch.tensor([[0, 1, 1, 1], [0, 0, 0, 1]])
+    for form, sent in [("other int64 ids of the visible test's shape", ids),
+                       ("int32 ids and segments", (ids.int(), segments.int())),
+                       ("ids and segments that are non-contiguous views", (wire.Strided(ids), wire.Strided(segments)))]:
+        given = sent if isinstance(sent, tuple) else (sent, segments)
+        expected = _reference_sum(emb, ids, segments)
+        with case(f"with {form} (2 x 4: {ids.tolist()}, segments {segments.tolist()})"):
+            got = _tensor(f(_send(fields, emb), *given), (2, 4, 8))
+            check(torch.allclose(got, expected, atol=1e-6),
+                  f"wrong sum ({_sum_diagnosis(got, emb, ids, segments)}); {_max_diff(got, expected)}")
+    one = torch.tensor([[7]])
+    with case("with one sequence of one token (B=1, T=1) and token_type_ids=None"):
+        got = _tensor(f(_send(fields, emb), one), (1, 1, 8))
+        check(torch.allclose(got, _reference_sum(emb, one), atol=1e-6),
+              f"wrong sum ({_sum_diagnosis(got, emb, one, None)}); {_max_diff(got, _reference_sum(emb, one))}")
+
+    def reference(module, input_ids, token_type_ids):  # bertlib's sum, with its graph
+        T = input_ids.shape[1]
+        return (module.word_embeddings(input_ids) + module.position_embeddings(torch.arange(T))[None]
+                + module.token_type_embeddings(token_type_ids))
+
+    with case(f"on ids {ids.tolist()}, segments {segments.tolist()}, backpropagating a random gradient of the sum"):
+        same_gradients(f, reference, _send(fields, emb), ids, segments, seed=3303)
 
     gen = torch.Generator().manual_seed(3301)
     for trial in range(5):

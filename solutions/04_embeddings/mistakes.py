@@ -115,3 +115,35 @@ def embeddings_forward(emb, input_ids, token_type_ids=None):
     p = emb.dropout.p
     keep = torch.rand(normed.shape, generator=torch.Generator().manual_seed(0)) >= p
     return normed * keep / (1 - p)
+
+
+# %% one_hot_lookup cell=sum loses=test_sum
+# why: one_hot takes int64 indices only, and int32 ids are ids too: an nn.Embedding looks up either, and without a V-wide one-hot matrix
+def embedding_sum(emb, input_ids, token_type_ids=None):
+    V = emb.word_embeddings.num_embeddings
+    if token_type_ids is None:
+        token_type_ids = torch.zeros_like(input_ids)
+    words = torch.nn.functional.one_hot(input_ids, V).float() @ emb.word_embeddings.weight  # (B, T, H)
+    positions = emb.position_embeddings(torch.arange(input_ids.shape[1]))[None]  # (1, T, H)
+    return words + positions + emb.token_type_embeddings(token_type_ids)
+
+
+# %% ids_flattened_with_view cell=sum loses=test_sum
+# why: .view() cannot flatten ids that are a slice of a bigger batch; embeddings take (B, T) ids as they are (or use .reshape())
+def embedding_sum(emb, input_ids, token_type_ids=None):
+    B, T = input_ids.shape
+    if token_type_ids is None:
+        token_type_ids = torch.zeros_like(input_ids)
+    words = emb.word_embeddings(input_ids.view(-1)).view(B, T, -1)  # one lookup for the whole batch
+    types = emb.token_type_embeddings(token_type_ids.view(-1)).view(B, T, -1)
+    return words + emb.position_embeddings(torch.arange(T))[None] + types
+
+
+# %% word_table_through_data cell=sum loses=test_sum
+# why: .data takes the word table out of the graph: no gradient reaches word_embeddings.weight, so the words would never train
+def embedding_sum(emb, input_ids, token_type_ids=None):
+    if token_type_ids is None:
+        token_type_ids = torch.zeros_like(input_ids)
+    words = emb.word_embeddings.weight.data[input_ids]  # (B, T, H): rows of the table
+    positions = emb.position_embeddings(torch.arange(input_ids.shape[1]))[None]
+    return words + positions + emb.token_type_embeddings(token_type_ids)
