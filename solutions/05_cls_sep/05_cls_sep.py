@@ -127,7 +127,9 @@ assert got == [101, 1001, 1002, 1003, 102, 2001, 2002, 2003, 102], (
 #
 # `last_hidden_state` is the encoder's output, (B, T, H), for a padded batch. Return the class logits
 # (B, num_labels): the vector at `[CLS]`, through `pooler_dense` and `tanh` (BERT's pooler), then
-# through `classifier` (a `nn.Linear(H, num_labels)`). Dropout is left out: this is inference.
+# through `classifier` (a `nn.Linear(H, num_labels)`). Dropout is left out, as at inference; but
+# fine-tuning trains through this head, so the logits must carry gradients back to `last_hidden_state` and
+# to both layers' weights (no `torch.no_grad()`, `.detach()` or `.item()` on the way).
 
 
 # %% solution head

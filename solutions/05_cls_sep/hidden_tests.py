@@ -11,7 +11,7 @@ import torch
 
 import bertlib
 from bertgrader.kernel import wire
-from bertgrader.checks import case, check, kind_of, tensor
+from bertgrader.checks import case, check, kind_of, same_gradients, tensor
 
 # While the notebook is graded its kernel has these as stubs: bertlib's input building and its classifier.
 SWITCHED_OFF = [
@@ -223,6 +223,11 @@ def test_head(student):
             check(torch.allclose(got_other, expected_other, atol=1e-5),
                   "on a second batch of the same shape, other vectors, the logits are not that batch's: they "
                   "come from each call's own last_hidden_state (nothing kept from an earlier call)")
+            if trial == 0:  # fine-tuning trains through the head: its gradients, against the reference's
+                def reference(h, pooler, head):
+                    return head(torch.tanh(pooler(h[:, 0])))
+
+                same_gradients(student.cls_logits, reference, hidden, _send(dense), _send(classifier), seed=404)
             check(not wrong_rows,
                   f"the logits of rows {wrong_rows} differ from BertForSequenceClassification's"
                   + ("; every row gets the logits of row 0: read each sequence's own [CLS], "

@@ -145,3 +145,11 @@ def encode_pair(ids_a, ids_b, max_length):
     return {"input_ids": input_ids + [PAD_ID] * n_pad,
             "token_type_ids": [0] * (len(a) + 2) + [1] * len(second) + [0] * n_pad,
             "attention_mask": [1] * len(input_ids) + [0] * n_pad}
+
+
+# %% head_under_no_grad cell=head loses=test_head
+# why: without dropout is not without gradients: fine-tuning trains the pooler and BERT through these logits, and torch.no_grad() cuts them off
+def cls_logits(last_hidden_state, pooler_dense, classifier):
+    with torch.no_grad():  # inference: no graph needed
+        pooled = torch.tanh(pooler_dense(last_hidden_state[:, 0]))  # (B, H)
+    return classifier(pooled)
