@@ -229,7 +229,9 @@ def _bar_chart(labels: list[str], values: list[float], xlabel: str, xmax: float 
     import matplotlib.pyplot as plt
 
     plt.rcParams["svg.fonttype"] = "path"  # text drawn as shapes: no font needed to read it
-    fig, ax = plt.subplots(figsize=(4.8, 0.6 + 0.3 * max(1, len(labels))))  # read at 390 px too
+    labels = [textwrap.fill(t, 16, break_long_words=False) for t in labels]  # long names on two lines
+    lines = sum(t.count("\n") + 1 for t in labels)
+    fig, ax = plt.subplots(figsize=(4.8, 0.6 + 0.3 * max(1, len(labels), lines * 0.75)))  # read at 390 px too
     y = range(len(labels))
     ax.barh(list(y), values, color="#4a7ab5")
     ax.set_yticks(list(y), labels, fontsize=10)
@@ -238,6 +240,8 @@ def _bar_chart(labels: list[str], values: list[float], xlabel: str, xmax: float 
     ax.tick_params(labelsize=10)
     if xmax is not None:
         ax.set_xlim(0, xmax * 1.12)
+    else:  # counts: whole numbers on the axis
+        ax.xaxis.get_major_locator().set_params(integer=True)
     for i, v in enumerate(values):
         ax.text(v, i, " " + fmt.format(v), va="center", fontsize=10)
     ax.spines[["top", "right"]].set_visible(False)
@@ -278,7 +282,7 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.6em; border-bottom
 figure { margin: 0.6em 0; } figure svg { width: 100%; height: auto; max-width: 40em; }
 table { border-collapse: collapse; margin: 0.5em 0; } td, th { padding: 0.25em 0.6em; border-bottom: 1px solid #eee;
 text-align: left; vertical-align: top; } td.n, th.n { text-align: right; white-space: nowrap; }
-td.who { white-space: nowrap; } tr.sub td { border-bottom: none; } table.students { width: 100%; } td.msg, td.why { overflow-wrap: break-word; min-width: 12em; }
+td.who { white-space: nowrap; } tr.sub td { border-bottom: none; } table.students, table.mistakes { width: 100%; } td.msg, td.why { overflow-wrap: break-word; }
 .box { overflow-x: auto; } .msg { font-family: Menlo, Consolas, monospace; font-size: 0.85em; white-space: pre-wrap; }
 .note { color: #555; }
 """
@@ -314,11 +318,12 @@ def render(report: ClassReport) -> str:
         out.append("<h3>Named mistakes, by how many made them</h3>")
         if ranked:
             out.append(f"<figure>{_bar_chart([n.replace('_', ' ') for n, _ in ranked], [len(v['students']) for _, v in ranked], 'submissions', None, '{:.0f}')}</figure>")
-            out.append('<div class="box"><table class="mistakes"><tr><th>mistake</th><th class="n">submissions</th>'
-                       "<th>why it is wrong</th></tr>")
+            out.append('<div class="box"><table class="mistakes"><tr><th>mistake, and why it is wrong</th>'
+                       '<th class="n">submissions</th></tr>')
             for n, v in ranked:
-                out.append(f'<tr><td>{_e(n.replace("_", " "))}</td><td class="n">{len(v["students"])}</td>'
-                           f'<td class="why">{_e(v["why"])}</td></tr>')
+                out.append(f'<tr class="sub"><td><b>{_e(n.replace("_", " "))}</b></td>'
+                           f'<td class="n">{len(v["students"])}</td></tr>'
+                           f'<tr><td colspan="2" class="why">{_e(v["why"])}</td></tr>')
             out.append("</table></div>")
         else:
             out.append('<p class="note">' + ("its mistakes' signatures are stale or missing"
