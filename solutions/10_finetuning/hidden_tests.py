@@ -11,7 +11,7 @@ import torch.nn.functional as F
 import bertlib
 from bertgrader.kernel.inputs import finetuning_tiny_batch as tiny_batch  # the visible tests' inputs too
 from bertgrader.kernel import wire
-from bertgrader.checks import case, check, tensor
+from bertgrader.checks import case, check, same_gradients, tensor
 
 # While the notebook is graded its kernel has these as stubs. BertModel (the students' self.bert) and
 # BertPooler stay real: the given __init__s build them.
@@ -48,6 +48,38 @@ def _twin(student, class_name, reference_class, seed, **changes):
           f"{unexpected[:3]}; keep the given __init__")
     mine.eval()
     return reference.eval(), mine
+
+
+def _reading(reference, read):
+    """``reference`` with its forward returning ``read(output)``: what the student's forward returns (a tensor, or
+    the pair of QA logits), so that one cotangent fits both (same_gradients)."""
+    forward = type(reference).forward
+    reference.forward = lambda *args, **kwargs: read(forward(reference, *args, **kwargs))
+    return reference
+
+
+def _gradient_case(student, class_name, reference_class, seed, read, output=None, **changes):
+    """Fine-tuning trains everything together: one random cotangent backpropagated through the student's model
+    and through bertlib's (eval mode, same weights); every parameter's gradient, BERT's included, must agree."""
+    reference, mine = _twin(student, class_name, reference_class, seed, **changes)
+    ids, mask, types = tiny_batch(seed, 2, 8)
+    same_gradients(mine, _reading(reference, read), ids, mask, types, output=output, seed=seed)
+
+
+def _full_train_mode(student, class_name, reference_class, seed, shape, out_shape, **changes):
+    """The model in train() mode, BERT's own dropout included: one call (the grader's rules check that it leaves
+    every module's mode, weights and requires_grad as they were), an output of the right shape, finite."""
+    _, mine = _twin(student, class_name, reference_class, seed, hidden_dropout_prob=0.2, **changes)
+    mine.train()
+    try:
+        student.torch.manual_seed(seed)
+        got = mine(*tiny_batch(seed, shape[0], shape[1]))
+    finally:
+        mine.eval()
+    for value in (got if isinstance(got, (tuple, list)) else [got]):
+        value = tensor(value, "the output")
+        check(tuple(value.shape) == out_shape and bool(torch.isfinite(value).all()),
+              f"in train() mode: expected a finite output of shape {out_shape}, got {tuple(value.shape)}")
 
 
 def _describe_token(ids, mask, b, t):
@@ -178,6 +210,10 @@ def test_sequence(student):
             eval_out = reference(ids, mask, types).logits
         _dropout_case(student, reference, mine, ids, mask, types,
                       lambda: reference(ids, mask, types).logits, eval_out, "logits", "the pooled vector (pooler_output)")
+    with case("in train() mode, BERT's dropout active too (B=2, T=9)"):
+        _full_train_mode(student, "SequenceClassifier", bertlib.BertForSequenceClassification, 94, (2, 9), (2, 3))
+    with case("with B=2, T=8, the gradients of a random cotangent (BERT and the classifier train together)"):
+        _gradient_case(student, "SequenceClassifier", bertlib.BertForSequenceClassification, 95, lambda o: o.logits)
 
 
 # ------------------------------------------------------------------------------------------------ part 2
@@ -211,6 +247,10 @@ def test_token(student):
         _dropout_case(student, reference, mine, ids, mask, types,
                       lambda: reference(ids, mask, types).logits, eval_out, "logits",
                       "every token's final vector (last_hidden_state)")
+    with case("in train() mode, BERT's dropout active too (B=2, T=9)"):
+        _full_train_mode(student, "TokenClassifier", bertlib.BertForTokenClassification, 96, (2, 9), (2, 9, 3))
+    with case("with B=2, T=8, the gradients of a random cotangent (BERT and the classifier train together)"):
+        _gradient_case(student, "TokenClassifier", bertlib.BertForTokenClassification, 97, lambda o: o.logits)
 
 
 # ------------------------------------------------------------------------------------------------ part 3
@@ -241,6 +281,13 @@ def test_qa(student):
                 message = _mismatch(mine_, theirs, wrong, ids, mask, name,
                                     f"BERT's QA head: column {column} of qa_outputs(last_hidden_state)")
                 check(message is None, message)
+    with case("in train() mode, BERT's dropout active (B=2, T=9)"):
+        _full_train_mode(student, "QuestionAnswering", bertlib.BertForQuestionAnswering, 98, (2, 9), (2, 9),
+                         num_labels=2)
+    for output, name in [(0, "start"), (1, "end")]:
+        with case(f"with B=2, T=8, the gradients of a random cotangent on the {name} logits"):
+            _gradient_case(student, "QuestionAnswering", bertlib.BertForQuestionAnswering, 99 + output,
+                           lambda o: (o.start_logits, o.end_logits), output=output, num_labels=2)
 
 
 # ------------------------------------------------------------------------------------------------ part 4

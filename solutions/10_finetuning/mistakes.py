@@ -187,3 +187,62 @@ def best_span(start_logits, end_logits, context_mask, max_answer_length=30):
     valid = (length >= 1) & (length <= max_answer_length) & context_mask[:, None] & context_mask[None, :]
     best = scores.masked_fill(~valid, float("-inf")).argmax()
     return best // T, best % T
+
+
+# %% bert_under_no_grad cell=sequence loses=test_sequence
+# why: under torch.no_grad() no gradient reaches BERT: only the classifier would be fine-tuned
+class SequenceClassifier(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.bert = BertModel(config)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None):
+        with torch.no_grad():  # BERT is pretrained already
+            out = self.bert(input_ids, attention_mask, token_type_ids)
+        return self.classifier(self.dropout(out.pooler_output))
+
+
+# %% token_bert_switched_to_eval cell=token loses=test_token
+# why: self.bert.eval() in forward switches BERT's dropout off for good, while the caller trains the model
+class TokenClassifier(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.bert = BertModel(config, add_pooling_layer=False)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None):
+        self.bert.eval()  # the pretrained encoder runs as it was trained
+        out = self.bert(input_ids, attention_mask, token_type_ids)
+        return self.classifier(self.dropout(out.last_hidden_state))
+
+
+# %% qa_freezes_bert cell=qa loses=test_qa
+# why: turning off requires_grad inside forward freezes BERT behind the caller's back: fine-tuning trains it all
+class QuestionAnswering(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.bert = BertModel(config, add_pooling_layer=False)
+        self.qa_outputs = nn.Linear(config.hidden_size, 2)
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None):
+        self.bert.requires_grad_(False)  # keep the pretrained weights, train the head
+        logits = self.qa_outputs(self.bert(input_ids, attention_mask, token_type_ids).last_hidden_state)
+        return logits[..., 0], logits[..., 1]
+
+
+# %% span_fills_callers_logits cell=span loses=test_span
+# why: masked_fill_ writes -inf into the caller's logits: the model's scores are gone after decoding
+def best_span(start_logits, end_logits, context_mask, max_answer_length=30):
+    start_logits.masked_fill_(~context_mask, float("-inf"))  # outside the context: never chosen
+    end_logits.masked_fill_(~context_mask, float("-inf"))
+    best, span = float("-inf"), (0, 0)
+    T = len(start_logits)
+    for s in range(T):
+        for e in range(s, min(T, s + max_answer_length)):
+            score = float(start_logits[s] + end_logits[e])
+            if score > best:
+                best, span = score, (s, e)
+    return span
