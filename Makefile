@@ -12,6 +12,8 @@
 #                  to hold no solution, hidden test or named mistake (course/release.py; fails naming any it finds)
 # make js          Plotly's cartesian bundle for the demos and axe-core for the page tests, from npm
 #                  (make book and make check run it)
+# make hub         the course server (as root): JupyterHub on 127.0.0.1:$(HUB_PORT) with an account for each of
+#                  HUB_STUDENTS and HUB_INSTRUCTOR, nbgrader's exchange, Formgrader; Ctrl-C stops it (docs/course-server.md)
 # make clean       remove _build: the next make book executes every chapter and training run again
 # All of them create .venv and install the project into it on first use.
 VENV    ?= .venv
@@ -51,6 +53,18 @@ js: $(STAMP)
 	  || echo "WARNING: npm could not install $(PLOTLY_JS); the book ships plotly's full bundle (4.8 MB) instead"
 	@test -f $(AXE_JS_FILE) || npm install --prefix $(VENV)/js --no-audit --no-fund --silent $(AXE_JS) \
 	  || echo "WARNING: npm could not install $(AXE_JS); tests/test_pages.py's accessibility audit will fail"
+
+# The course server (bertgrader/hub/) and JupyterHub's proxy, npm's configurable-http-proxy, which tests/test_hub.py
+# needs too (.ci/run installs it before make check).
+HUB_STUDENTS ?= alice,bob,carol
+HUB_INSTRUCTOR ?= teacher
+HUB_PORT ?= 8000
+HUB_PROXY_JS := configurable-http-proxy@5.3.0
+HUB_PROXY_BIN := $(VENV)/js/node_modules/.bin/configurable-http-proxy
+hub-proxy: $(STAMP)
+	@test -x $(HUB_PROXY_BIN) || npm install --prefix $(VENV)/js --no-audit --no-fund --silent $(HUB_PROXY_JS)
+hub: hub-proxy
+	$(PY) -m bertgrader.hub start --students $(HUB_STUDENTS) --instructor $(HUB_INSTRUCTOR) --port $(HUB_PORT)
 
 book: $(STAMP) js
 	$(PY) -m course.build

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -99,6 +100,7 @@ def guide(s: dict, url: str) -> str:
 The course server is up: {url}   (passwords: {st}/passwords.txt, one `name:password` a line; Ctrl-C stops it)
 
 Instructor ({s['instructor']}): log in, open a Terminal in JupyterLab, cd {root}, then
+  nbgrader generate_assignment 01_positioning --force    # into the gradebook (Formgrader: Generate)
   nbgrader db assignment add 01_positioning --duedate="2030-01-31 23:59 UTC"   # a due date: late work is flagged
   nbgrader release_assignment 01_positioning     # students see it in their Assignments pane
   nbgrader collect 01_positioning                # hand-ins from the exchange, each with its hand-in time
@@ -129,7 +131,13 @@ def start(a: argparse.Namespace) -> int:
                                      "a student's): remove it or pass another --exchange")
         if view_python is not None and a.env.exists():
             raise preflight.NotReady(f"{a.env} exists already: remove it or pass another --env")
-        settings = set_up(a, view_python)
+        try:
+            settings = set_up(a, view_python)
+        except (OSError, subprocess.CalledProcessError) as e:
+            detail = getattr(e, "stderr", None) or e
+            print(f"error: setting up the class failed: {detail}\n`python -m bertgrader.hub remove --state {a.state}` "
+                  "undoes what was made", file=sys.stderr)
+            return 1
     else:
         settings = old | {"port": a.port}
         _save(a.state, settings)

@@ -1,0 +1,318 @@
+"""The course server's whole term in one assignment (issue 29 §1): `python -m bertgrader.hub start` with real local
+accounts (an instructor, three students: alice honest, bob who cheats, carol late), the students driven in headless
+Chromium through JupyterLab's own Assignments pane (Fetch, Validate, Submit, Fetch Feedback) with every request
+but localhost's blocked, the instructor's steps as nbgrader commands run as the instructor, and then: every grade
+right, the late penalty applied, each student's feedback with that student only, nothing of another's readable.
+
+The term needs root (it creates accounts) and Chromium, and takes minutes (docs/course-server.md has the
+figures); the checks start makes before any work are tested first, anywhere.
+"""
+from __future__ import annotations
+
+import csv
+import datetime
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from bertgrader.assignment import filled, read_nb, solution_answers
+from bertgrader.hub.preflight import proxy_command
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+A = "01_positioning"  # the cheapest assignment to grade
+ALICE, BOB, CAROL, TEACHER = "t29alice", "t29bob", "t29carol", "t29teacher"
+# bob types in the visible test's answer (T = 4) instead of computing it: the visible test passes, the hidden
+# tests (other T) do not
+CHEAT = ("def causal_visibility(T):\n"
+         "    return torch.tensor([[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]], dtype=torch.bool)\n")
+TIMINGS: dict[str, float] = {}
+
+
+
+class timed:
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self):
+        self.t0 = time.monotonic()
+
+    def __exit__(self, *exc):
+        TIMINGS[self.what] = TIMINGS.get(self.what, 0.0) + time.monotonic() - self.t0
+
+
+def free_port() -> int:
+    """A port with the two after it free too (the hub's API and the proxy's)."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        try:
+            for p in (port, port + 1, port + 2):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", p))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no three free ports in a row")
+
+
+@pytest.fixture(scope="module")
+def hub():
+    """The server as the instructor starts it; stopped with Ctrl-C (SIGINT) and removed at the end, even on failure."""
+    base = Path(tempfile.mkdtemp(prefix="bert-hub-"))
+    base.chmod(0o755)  # the exchange and the environment's view live here: every account must reach them
+    state, port = base / "state", free_port()
+    cmd = [sys.executable, "-m", "bertgrader.hub", "start", "--students", f"{ALICE},{BOB},{CAROL}",
+           "--instructor", TEACHER, "--port", str(port), "--assignments", A, "--state", str(state),
+           "--exchange", str(base / "exchange"), "--env", str(base / "env")]
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    watchdog = threading.Timer(300, proc.kill)  # a hub that never comes up must not hang the run
+    watchdog.start()
+    out = []
+    try:
+        for line in proc.stdout:
+            out.append(line)
+            if line.startswith("The course server is up"):
+                break
+        watchdog.cancel()
+        assert proc.poll() is None, "start exited:\n" + "".join(out)
+        TIMINGS["start (accounts, course, exchange, hub up)"] = time.monotonic() - t0
+        settings = json.loads((state / "settings.json").read_text())
+        passwords = dict(line.split(":", 1) for line in (state / "passwords.txt").read_text().split())
+        yield {"url": f"http://127.0.0.1:{port}", "settings": settings, "passwords": passwords, "base": base,
+               "log": out}
+        t1 = time.monotonic()
+        proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        rest = proc.communicate(timeout=120)[0]
+        TIMINGS["Ctrl-C to stopped"] = time.monotonic() - t1
+        assert proc.returncode == 0 and "stopped" in rest, rest
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        subprocess.run([sys.executable, "-m", "bertgrader.hub", "remove", "--state", str(state)], cwd=REPO,
+                       capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+        print("\ncourse server timings (s): " + ", ".join(f"{k} {v:.1f}" for k, v in TIMINGS.items()))
+
+
+def as_user(hub, name: str, command: str, check: bool = True) -> subprocess.CompletedProcess:
+    """``command`` in bash as ``name``, with the environment a terminal in their JupyterLab has."""
+    env = {"HOME": f"/home/{name}", "USER": name, "LANG": "C.UTF-8", "HF_HUB_OFFLINE": "1",
+           "PATH": f"{hub['settings']['venv']}/bin:/usr/bin:/bin"}
+    proc = subprocess.run(["runuser", "-u", name, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items()),
+                           "bash", "-c", command], capture_output=True, text=True, timeout=600)
+    if check:
+        assert proc.returncode == 0, f"{name}: {command}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def instructor(hub, command: str) -> str:
+    with timed(command.split()[1] if command.startswith("nbgrader") else command):
+        return as_user(hub, TEACHER, f"cd {hub['settings']['course_root']} && {command}").stderr
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+def log_in(browser, hub, name: str):
+    """A page of ``name``'s JupyterLab, logged in through the hub's form, the Assignments pane open."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("http://127.0.0.1", "data:", "blob:"))
+              else r.abort())
+    page = ctx.new_page()
+    page.set_default_timeout(180_000)  # a loaded machine starts a JupyterLab slowly
+    page.goto(f"{hub['url']}/hub/login")
+    page.fill("#username_input", name)
+    page.fill("#password_input", hub["passwords"][name])
+    page.click("#login_submit")
+    page.wait_for_selector("#jp-main-dock-panel")
+    page.get_by_text("Nbgrader", exact=True).click()
+    page.get_by_text("Assignment List", exact=True).click()
+    page.wait_for_selector("#nbgrader-assignment-list")
+    return page
+
+
+def answers(cheat: bool) -> dict[str, str]:
+    found = solution_answers(read_nb(REPO / "solutions" / A / f"{A}.ipynb"))
+    return found | ({"causal": CHEAT} if cheat else {})
+
+
+def work(name: str, cheat: bool) -> None:
+    """The student's work: the fetched notebook, each answer typed in (written as the student's own file)."""
+    path = Path(f"/home/{name}/{A}/{A}.ipynb")
+    nbformat.write(filled(read_nb(path), answers(cheat)), str(path))
+    shutil.chown(path, name, name)
+
+
+def fetch_work_validate_submit(browser, hub, name: str, cheat: bool = False) -> None:
+    with timed("student: log in, JupyterLab up, Assignments pane open"):
+        page = log_in(browser, hub, name)
+    with timed("student: Fetch"):
+        page.locator("#released_assignments_list button", has_text="Fetch").click()
+        page.wait_for_selector("#fetched_assignments_list .assignment-notebooks-link")
+    work(name, cheat)
+    with timed("student: Validate"):
+        page.locator("#fetched_assignments_list .assignment-notebooks-link").click()
+        page.locator("#fetched_assignments_list button", has_text="Validate").click()
+        dialog = page.wait_for_selector(".jp-Dialog")
+        verdict = dialog.inner_text()
+        page.locator(".jp-Dialog button").last.click()
+    assert "Success! Your notebook passes all the tests." in verdict, verdict  # bob's too: he fools the visible test
+    with timed("student: Submit"):
+        page.locator("#fetched_assignments_list button", has_text="Submit").click()
+        page.wait_for_selector("#submitted_assignments_list .list_item")
+    page.context.close()
+
+
+def fetch_feedback(browser, hub, name: str) -> None:
+    page = log_in(browser, hub, name)
+    with timed("student: Fetch Feedback"):
+        page.locator("#submitted_assignments_list button", has_text="Fetch Feedback").click()
+        page.wait_for_selector("#submitted_assignments_list a:has-text('view feedback')")
+    page.context.close()
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--students", "Alice,bob", "--instructor", "teacher"], "not usable as an account name and nbgrader id: ['Alice']"),
+    (["--students", "bob,bob", "--instructor", "teacher"], "named twice: ['bob']"),
+    (["--students", "bob", "--instructor", "a+b"], "not usable as an account name and nbgrader id: ['a+b']"),
+])
+def test_start_refuses_bad_names_before_any_work(argv, says, tmp_path, capsys):
+    from bertgrader.hub.__main__ import main
+
+    assert main(["start", *argv, "--state", str(tmp_path / "state")]) == 2
+    assert says in capsys.readouterr().err
+    assert not (tmp_path / "state").exists()
+
+
+def test_the_machine_checks_name_what_is_missing(monkeypatch):
+    from bertgrader import sandbox
+    from bertgrader.hub import preflight
+
+    monkeypatch.setattr(preflight.os, "geteuid", lambda: 1000)
+    with pytest.raises(preflight.NotReady, match="not root: .*sudo"):
+        preflight.check_machine()
+    monkeypatch.setattr(preflight.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(preflight, "proxy_command", lambda venv=None: None)
+    with pytest.raises(preflight.NotReady, match="JupyterHub's proxy is missing: npm install .*configurable-http-proxy"):
+        preflight.check_machine()
+    monkeypatch.setattr(preflight, "proxy_command", lambda venv=None: "/bin/true")
+
+    def no_sandbox():
+        raise sandbox.SandboxUnavailable("the grading sandbox needs bubblewrap (`bwrap`), which is not installed")
+
+    monkeypatch.setattr(sandbox, "check_available", no_sandbox)
+    with pytest.raises(preflight.NotReady, match="student work could not be graded here: .*bwrap"):
+        preflight.check_machine()
+
+
+def test_a_busy_port_and_a_taken_account_are_refused():
+    from bertgrader.hub import preflight
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(preflight.NotReady, match=f"port {port} \\(the hub\\) on 127.0.0.1 is busy"):
+            preflight.check_port(port)
+        with pytest.raises(preflight.NotReady, match=f"port {port} \\(the hub's API, --port \\+ 1\\)"):
+            preflight.check_port(port - 1)
+    with pytest.raises(preflight.NotReady, match=r"accounts exist already .*\['root'\]"):
+        preflight.check_new_accounts(["root"], set())
+
+
+@pytest.mark.full  # minutes: make check runs it, make test does not
+@pytest.mark.skipif(os.geteuid() != 0, reason="the course server creates local accounts: root only (CI runs as root)")
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
+@pytest.mark.skipif(proxy_command() is None, reason="JupyterHub's proxy is not installed: make hub-proxy (.ci/run does)")
+def test_a_term_on_the_course_server(hub, browser):
+    settings, exchange = hub["settings"], Path(hub["settings"]["exchange_course"])
+    far = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=7)).strftime("%Y-%m-%d %H:%M:%S")
+    instructor(hub, f"nbgrader generate_assignment {A} --force")  # into the gradebook (and its release rebuilt)
+    instructor(hub, f'nbgrader db assignment add {A} --duedate="{far} UTC"')
+    instructor(hub, f"nbgrader release_assignment {A}")
+
+    fetch_work_validate_submit(browser, hub, ALICE)
+    fetch_work_validate_submit(browser, hub, BOB, cheat=True)
+    # the due date passes; carol hands in after it
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    instructor(hub, f'nbgrader db assignment add {A} --duedate="{now} UTC"')
+    time.sleep(1)
+    fetch_work_validate_submit(browser, hub, CAROL)
+
+    instructor(hub, f"nbgrader collect {A}")
+    course = Path(settings["course_root"])
+    for s in (ALICE, BOB, CAROL):  # the hand-in time travels with each submission
+        assert (course / "submitted" / s / A / "timestamp.txt").is_file(), s
+    instructor(hub, f"nbgrader autograde {A}")
+    instructor(hub, f"nbgrader generate_feedback {A} --force")
+    instructor(hub, f"nbgrader release_feedback {A}")
+    instructor(hub, "nbgrader export --to grades.csv")
+    grades = {r["student_id"]: r for r in csv.DictReader((course / "grades.csv").open())}
+    got = {s: (float(r["raw_score"]), float(r["late_submission_penalty"]), float(r["score"]))
+           for s, r in grades.items()}
+    assert got == {ALICE: (6.0, 0.0, 6.0),   # every part right
+                   BOB: (4.0, 0.0, 4.0),     # the hard-coded part fails the hidden tests
+                   CAROL: (6.0, 6.0, 0.0)}, got  # right, but late: nbgrader's "zero" policy
+
+    for s in (ALICE, BOB, CAROL):
+        fetch_feedback(browser, hub, s)
+    for s in (ALICE, BOB, CAROL):
+        pages = sorted(Path(f"/home/{s}/{A}/feedback").glob(f"*/{A}.html"))
+        assert len(pages) == 1, (s, pages)
+        text = pages[0].read_text()
+        assert f"Score: {got[s][0]:.1f} / 6.0" in text or f"Score: {got[s][2]:.1f} / 6.0" in text, (s, text[:2000])
+        assert os.stat(pages[0]).st_uid == os.stat(f"/home/{s}").st_uid  # in the student's own home
+        assert all(other not in text for other in (ALICE, BOB, CAROL) if other != s)
+
+    # nothing of another student's readable, by bob: homes, hand-ins (even by their exact name), feedback, the
+    # instructor's course (solutions, gradebook), the checkout's hidden tests and history
+    [alice_in] = [p for p in (exchange / "inbound").iterdir() if p.name.startswith(f"{ALICE}+")]
+    attempts = {
+        "another home": f"ls /home/{ALICE}",
+        "another's notebook": f"cat /home/{ALICE}/{A}/{A}.ipynb",
+        "the inbound list": f"ls {exchange / 'inbound'}",
+        "another's hand-in": f"cat '{alice_in / f'{A}.ipynb'}'",
+        "writing into another's hand-in": f"touch '{alice_in / 'x'}'",
+        "the feedback list": f"ls {exchange / 'feedback'}",
+        "the instructor's course": f"ls {course}",
+        "the hidden tests": f"cat {REPO / 'solutions' / A / 'hidden_tests.py'}",
+        "the checkout's history": f"ls {REPO / '.git'}",
+    }
+    for what, command in attempts.items():
+        proc = as_user(hub, BOB, command, check=False)
+        assert proc.returncode != 0 and "Permission denied" in proc.stderr, (what, proc.stdout[:500], proc.stderr)
+    # and the instructor's tools are not a student's: Formgrader answers the instructor only
+    for name, status in ((BOB, 404), (TEACHER, 200)):
+        page = log_in(browser, hub, name)
+        response = page.goto(f"{hub['url']}/user/{name}/formgrader/manage_submissions/{A}")
+        assert response.status == status, (name, response.status)
+        if name == TEACHER:  # its table of hand-ins, filled by its own script
+            page.wait_for_selector(".student-id")
+            page.wait_for_function("document.querySelectorAll('.student-id').length >= 3")
+            shown = {e.inner_text().strip() for e in page.query_selector_all(".student-id")}
+            assert {ALICE, BOB, CAROL} <= shown, shown
+        page.context.close()
