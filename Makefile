@@ -61,6 +61,7 @@ HUB_INSTRUCTOR ?= teacher
 HUB_PORT ?= 8000
 HUB_PROXY_JS := configurable-http-proxy@5.3.0
 HUB_PROXY_BIN := $(VENV)/js/node_modules/.bin/configurable-http-proxy
+.PHONY: hub hub-proxy
 hub-proxy: $(STAMP)
 	@test -x $(HUB_PROXY_BIN) || npm install --prefix $(VENV)/js --no-audit --no-fund --silent $(HUB_PROXY_JS)
 hub: hub-proxy
