@@ -418,3 +418,32 @@ def test_no_student_cell_runs_after_a_hidden_call(tmp_path):
     assert "4242" not in printed and "17" not in printed
     everything = nbformat.writes(nb)  # no output of any cell, the thread's included, holds a hidden input
     assert "4242" not in everything and "(3, 17)" not in everything
+
+
+def test_the_measurement_does_not_trust_torchs_comparisons_in_the_kernel(student):
+    """A notebook that makes torch.equal, torch.allclose and == always true (tests/test_grading_security.py's
+    patches_torch cheat) neither hides a write nor makes a generator it advanced look unused."""
+    student, kernel = student
+    kernel.define("""
+        _saved = torch.equal, torch.allclose, torch.Tensor.__eq__
+        def draw_patched(n, generator):
+            return torch.rand(n, generator=generator)
+
+        def fill_patched(scores):
+            scores.add_(1)
+            return scores
+    """)
+    kernel.define("""
+        torch.equal = lambda *a, **k: True
+        torch.allclose = lambda *a, **k: True
+        torch.Tensor.__eq__ = lambda self, other: torch.ones(self.shape, dtype=torch.bool)
+    """)
+    try:
+        expected = torch.rand(5, generator=torch.Generator().manual_seed(8))
+        got = student.draw_patched(5, wire.Generator(8))
+        assert torch.equal(got, expected)  # compared here, in the grader
+        kept = student.keep_in_kernel(wire.Generator(8))  # its state is compared in the kernel
+        assert torch.equal(student.draw_patched(5, kept), expected)
+        _fails(lambda: student.fill_patched(torch.zeros(3)), "changed the tensor it was given as `scores`")
+    finally:
+        kernel.define("torch.equal, torch.allclose, torch.Tensor.__eq__ = _saved")

@@ -76,13 +76,16 @@ def _copy(value, depth: int = 0):
     return _UNTRACKED
 
 
+def _bytes(t: torch.Tensor) -> bytes:
+    """A tensor's values as bytes: compared as Python bytes, not with torch.equal or ==, which the student's
+    code may have replaced (a cheat that makes every comparison true would make every generator look unused)."""
+    flat = t.detach().reshape(-1).contiguous()
+    return flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+
+
 def _same_tensor(a: torch.Tensor, b) -> bool:
-    if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.is_floating_point() or a.is_complex():
-        b = b.detach()
-        return bool(((a == b) | (a.isnan() & b.isnan())).all())
-    return torch.equal(a, b.detach())
+    """Same shape, dtype and bits (a NaN equals itself; -0.0 written over 0.0 is a change)."""
+    return isinstance(b, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype and _bytes(a) == _bytes(b)
 
 
 def _same(copy, value, depth: int = 0) -> bool:
@@ -197,7 +200,7 @@ class Watch:
 
 def _equal_state(a, b) -> bool:
     if isinstance(a, torch.Tensor):
-        return torch.equal(a, b)
+        return _same_tensor(a, b)
     return a == b
 
 
