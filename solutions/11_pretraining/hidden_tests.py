@@ -14,7 +14,8 @@ import torch.nn.functional as F
 
 import bertlib
 import bertlib.training.loop as loop
-from bertgrader.checks import case, check, kind_of, tensor
+from bertgrader.checks import case, check, check_like, kind_of, tensor
+from bertgrader.kernel import wire
 
 # While the notebook is graded its kernel has these as stubs: bertlib's two losses and its schedule.
 SWITCHED_OFF = [
@@ -169,6 +170,33 @@ def test_loss(student):
     args = _batch(gen, 3, 10, 40, dtype=torch.float64)
     with case("with float64 logits, (B, T, V) = (3, 10, 40)"):
         _loss(student, args)
+        got = check_like(student.pretraining_loss(*args), _oracle(*args), "the loss")  # a float64 loss
+        check(abs(got.item() - _oracle(*args).item()) < 1e-12,
+              f"expected {_oracle(*args).item():.14f}, got {got.item():.14f}: compute in the logits' dtype")
+    # The visible test's shape again, other numbers: nothing kept from an earlier call
+    args = _batch(gen, 4, 9, 11, p=0.3)
+    with case("with another 4 x 9 batch, V=11"):
+        _loss(student, args)
+    # Large logits (a gap of 1e4 between the label and the best word): the loss is large and finite, as the
+    # log-sum-exp of cross_entropy gives it; exp(logits) overflows to inf in float32 at logits over 88.
+    args = _batch(gen, 2, 6, 9, p=0.5)
+    logits, labels = args[0], args[1]
+    logits[labels != IGNORE_INDEX] = 0.0
+    logits[..., 4] = torch.where(labels == 4, logits[..., 4], torch.tensor(1e4))  # the wrong word scores 1e4
+    args = (logits, labels, args[2] * 1e3, args[3])
+    with case("with logits where another word outscores the label by 1e4 and NSP logits of about 1e3"):
+        got = tensor(student.pretraining_loss(*args), "the loss")
+        check(bool(torch.isfinite(got)),
+              f"your loss is {got.item()}, expected {_oracle(*args).item():.1f}: exp(x) overflows at such scores; "
+              "F.cross_entropy (log-sum-exp, shifted by the largest score) keeps them finite")
+        _loss(student, args)
+    # Logits and labels as a caller's slices deliver them: non-contiguous views (a model's logits with the
+    # [CLS] column dropped, say); flatten with reshape, which copies where it must (view cannot).
+    args = _batch(gen, 3, 7, 20, p=0.4)
+    with case("with (B, T, V) = (3, 7, 20) logits and labels that are non-contiguous views"):
+        got = tensor(student.pretraining_loss(wire.Strided(args[0]), wire.Strided(args[1]), args[2], args[3]),
+                     "the loss")
+        check(_close(got.item(), _oracle(*args).item()), f"expected {_oracle(*args).item():.6f}, got {got.item():.6f}")
     args = _batch(gen, 4, 8, 30)
     args = (args[0], args[1], args[2], torch.ones(4, dtype=torch.long))
     with case("with every pair NotNext (label 1), (B, T, V) = (4, 8, 30)"):

@@ -161,3 +161,38 @@ def learning_rate(step, total_steps, peak_lr, warmup_fraction):
 # why: calling bertlib's own schedule is not writing it
 def learning_rate(step, total_steps, peak_lr, warmup_fraction):
     return bertlib.training.loop.learning_rates(peak_lr, total_steps, warmup_fraction)[step]
+
+
+# %% loss_in_float32 cell=loss loses=test_loss
+# why: .float() casts float64 logits down: the caller's precision is lost (it upcasts only bfloat16 and float16)
+def pretraining_loss(prediction_logits, labels, seq_relationship_logits, next_sentence_label,
+                     num_items_in_batch=None):
+    V = prediction_logits.size(-1)
+    logits = prediction_logits.float().reshape(-1, V)  # a stable loss in float32
+    mlm_sum = F.cross_entropy(logits, labels.reshape(-1), ignore_index=IGNORE_INDEX, reduction="sum")
+    n = (labels != IGNORE_INDEX).sum() if num_items_in_batch is None else num_items_in_batch
+    return mlm_sum / n + F.cross_entropy(seq_relationship_logits.float(), next_sentence_label)
+
+
+# %% mlm_log_sum_exp_by_hand cell=loss loses=test_loss
+# why: exp(logits) overflows to inf at large scores: log-sum-exp must subtract the largest score first
+def pretraining_loss(prediction_logits, labels, seq_relationship_logits, next_sentence_label,
+                     num_items_in_batch=None):
+    V = prediction_logits.size(-1)
+    logits, targets = prediction_logits.reshape(-1, V), labels.reshape(-1)  # (N, V), (N,)
+    keep = targets != IGNORE_INDEX
+    picked = logits[keep].gather(1, targets[keep][:, None])[:, 0]  # (M,) the label's score
+    mlm_sum = (logits[keep].exp().sum(dim=-1).log() - picked).sum()  # -ln p = ln sum exp - score
+    n = keep.sum() if num_items_in_batch is None else num_items_in_batch
+    return mlm_sum / n + F.cross_entropy(seq_relationship_logits, next_sentence_label)
+
+
+# %% mlm_logits_viewed cell=loss loses=test_loss
+# why: .view needs a contiguous tensor: a caller's slice of the logits raises; reshape copies where it must
+def pretraining_loss(prediction_logits, labels, seq_relationship_logits, next_sentence_label,
+                     num_items_in_batch=None):
+    V = prediction_logits.size(-1)
+    logits, targets = prediction_logits.view(-1, V), labels.view(-1)  # (N, V), (N,)
+    mlm_sum = F.cross_entropy(logits, targets, ignore_index=IGNORE_INDEX, reduction="sum")
+    n = (targets != IGNORE_INDEX).sum() if num_items_in_batch is None else num_items_in_batch
+    return mlm_sum / n + F.cross_entropy(seq_relationship_logits, next_sentence_label)
