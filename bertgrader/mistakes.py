@@ -134,9 +134,10 @@ def signatures_from(root: Path, assignment: str, autograded: dict) -> dict:
     return {"digest": source_digest(root, assignment), "mistakes": out}
 
 
-def compute(root: Path, assignments: list[str], workers: int = 2) -> dict:
+def compute(root: Path, assignments: list[str], workers: int = 2) -> tuple[dict, dict]:
     """Grade every named mistake of ``assignments`` in a throw-away copy of the course (one
-    ``python -m bertgrader all`` run) and return their signatures."""
+    ``python -m bertgrader all`` run): ({assignment: signatures}, {assignment: why not}) (an assignment
+    whose mistakes did not grade as mistakes.py says gets no signatures)."""
     from bertgrader.trial import Course, load_mistakes, mistake_submission
 
     with tempfile.TemporaryDirectory(prefix="mistake-signatures-") as tmp:
@@ -146,19 +147,25 @@ def compute(root: Path, assignments: list[str], workers: int = 2) -> dict:
             for name, m in load_mistakes(Path(root), a).items():
                 course.submit(name, a, mistake_submission(course, a, m))
         course.grade_class("all", "--workers", str(workers))
-        # the copy's files, not the checkout's: what was graded, even if the checkout changed meanwhile
-        return {a: signatures_from(course.root, a, {name: course.autograded(name, a)
-                                                    for name in load_mistakes(course.root, a)})
-                for a in assignments}
+        done, failed = {}, {}
+        for a in assignments:  # the copy's files, not the checkout's: what was graded, even if it changed since
+            try:
+                done[a] = signatures_from(course.root, a, {name: course.autograded(name, a)
+                                                           for name in load_mistakes(course.root, a)})
+            except (RuntimeError, OSError, ValueError) as e:
+                failed[a] = str(e)
+        return done, failed
 
 
-def write(root: Path, assignments: list[str], workers: int = 2) -> Path:
+def write(root: Path, assignments: list[str], workers: int = 2) -> tuple[Path, dict]:
+    """Grade and store the signatures of ``assignments``; returns the file and {assignment: why not}."""
     root = Path(root)
     path = root / SIGNATURES
+    done, failed = compute(root, assignments, workers)
     stored = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    stored.update(compute(root, assignments, workers))
+    stored.update(done)
     path.write_text(json.dumps(dict(sorted(stored.items())), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+    return path, failed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,8 +186,11 @@ def main(argv: list[str] | None = None) -> int:
         print("every assignment's mistake signatures are current")
         return 0
     print(f"grading the named mistakes of {', '.join(todo)} ...", file=sys.stderr)
-    print(write(root, todo, args.workers))
-    return 0
+    path, failed = write(root, todo, args.workers)
+    print(path)
+    for a, why in failed.items():
+        print(f"{a}: no signatures stored: {why}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
