@@ -20,9 +20,10 @@ code highlighting's, ``javascript:``/``vbscript:``/``data:`` links. A student's 
 ``student-`` (and ``#`` links to it), so no element of theirs takes the id of one of the page's own
 (the formgrader finds its score boxes by the grade id). MathJax keeps working: formulas are text.
 
-Work is bounded: a markdown cell longer than ``MAX_MARKDOWN_CHARS`` and the markdown of a page past
-``MAX_PAGE_MARKDOWN_CHARS`` are shown as escaped text, not rendered (mistune is linear but slow, about
-1.5 s for 64 KB of the worst input found), and HTML longer than ``MAX_HTML_CHARS`` is cut before cleaning.
+Work is bounded: a markdown cell longer than ``MAX_MARKDOWN_CHARS`` is shown as escaped text, not
+rendered (mistune is linear but slow, about 1.5 s for 64 KB of the worst input found); a page shows at
+most ``MAX_PAGE_MARKDOWN_CHARS`` of markdown, ``MAX_PAGE_CODE_CHARS`` of code and ``MAX_PAGE_OUTPUT_CHARS``
+of outputs (``SafePage``), and HTML longer than ``MAX_HTML_CHARS`` is cut before cleaning.
 """
 from __future__ import annotations
 
@@ -34,7 +35,12 @@ from jinja2 import pass_context
 from nbconvert.preprocessors import Preprocessor
 
 MAX_MARKDOWN_CHARS = 64 * 1024  # one cell's markdown rendered as markdown; longer is shown as text
-MAX_PAGE_MARKDOWN_CHARS = 512 * 1024  # all of a page's markdown rendered; the rest is shown as text
+# What one page shows of a notebook (SafePage): past these, a cell's markdown, code or outputs are not shown,
+# a line says so. A notebook of this course shows about 20 KB; a page stays a few MB whatever the notebook.
+MAX_PAGE_MARKDOWN_CHARS = 512 * 1024
+MAX_PAGE_CODE_CHARS = 512 * 1024
+MAX_CODE_CHARS = 64 * 1024  # one code cell's source shown
+MAX_PAGE_OUTPUT_CHARS = 2 * 2**20  # outputs' text and images, all cells together
 MAX_HTML_CHARS = 2 * 2**20  # HTML cleaned in one call; longer is cut first
 PIECE_CHARS = 8 * 1024  # cleaned at once (clean_html): a rendered markdown cell of this course is under 4 KB
 
@@ -168,15 +174,9 @@ def markdown2html(context, source) -> str:
     """The ``markdown2html`` filter: rendered, then cleaned; a cell (or a page) over its budget as text."""
     source = source if isinstance(source, str) else str(source)
     resources = context.get("resources")
-    used = resources.get("_markdown_chars", 0) if isinstance(resources, dict) else 0
-    if isinstance(resources, dict):
-        resources["_markdown_chars"] = used + len(source)
     if len(source) > MAX_MARKDOWN_CHARS:
         return as_text(source[:MAX_MARKDOWN_CHARS], f"A markdown cell of {len(source):,} characters (more than "
                                                     f"{MAX_MARKDOWN_CHARS:,}), shown as text, cut:")
-    if used + len(source) > MAX_PAGE_MARKDOWN_CHARS:
-        return as_text(source, f"More than {MAX_PAGE_MARKDOWN_CHARS:,} characters of markdown in this notebook: "
-                               "the rest is shown as text:")
     cell = context.get("cell") or {}
     attachments = cell.get("attachments") if isinstance(cell, dict) else None
     path = resources.get("metadata", {}).get("path", "") if isinstance(resources, dict) else ""
@@ -189,15 +189,18 @@ def markdown2html(context, source) -> str:
 
 class SafePage(Preprocessor):
     """The notebook a page is made from: inert outputs only (text and images, capped), no widget state, cell
-    metadata the templates read only in a known form (tags, ids), attachments images only. Runs on a copy
-    nbconvert makes, so the notebook file is untouched."""
+    metadata the templates read only in a known form (tags, ids), attachments images only, and at most
+    ``MAX_PAGE_*`` of markdown, code and outputs (nbconvert parses its whole page again with BeautifulSoup:
+    the 32 MiB notebook a submission may be made a 157 MB page, 97 s and 1.5 GB in that parse). Runs on a
+    copy nbconvert makes, so the notebook file is untouched."""
 
     max_output_chars = 20_000
 
     def preprocess(self, nb, resources):
-        from bertgrader.preprocessors import make_safe  # here: preprocessors imports nbgrader
+        from bertgrader.preprocessors import _text_size, make_safe  # here: preprocessors imports nbgrader
 
         nb.metadata.pop("widgets", None)
+        shown = {"markdown": 0, "code": 0, "outputs": 0}
         for index, cell in enumerate(nb.cells):
             meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
             tags = meta.get("tags")
@@ -213,13 +216,44 @@ class SafePage(Preprocessor):
                         for name, bundle in attachments.items() if isinstance(bundle, dict)} \
                     if isinstance(attachments, dict) else {}
                 cell.attachments = {name: bundle for name, bundle in kept.items() if bundle}
-            if cell.get("cell_type") == "code":
-                cell.outputs = [_image_checked(make_safe(o, self.max_output_chars))
-                                for o in cell.get("outputs", []) if isinstance(o, dict)][:50]
-            elif cell.get("cell_type") == "raw":
+            kind, source = cell.get("cell_type"), cell.get("source", "")
+            source = source if isinstance(source, str) else str(source)
+            if kind in ("markdown", "raw"):
+                size = min(len(source), MAX_MARKDOWN_CHARS)  # the filter shows at most this much of a cell
+                if shown["markdown"] + size > MAX_PAGE_MARKDOWN_CHARS:
+                    cell.source = (f"*(a cell of {len(source):,} characters, not shown: this page shows at most "
+                                   f"{MAX_PAGE_MARKDOWN_CHARS:,} characters of a notebook's markdown)*")
+                    cell.attachments = {}
+                else:
+                    shown["markdown"] += size
+            if kind == "code":
+                if len(source) > MAX_CODE_CHARS:
+                    source = source[:MAX_CODE_CHARS] + f"\n# ... {len(source) - MAX_CODE_CHARS:,} more characters not shown"
+                if shown["code"] + len(source) > MAX_PAGE_CODE_CHARS:
+                    source = (f"# (a cell of {len(source):,} characters, not shown: this page shows at most "
+                              f"{MAX_PAGE_CODE_CHARS:,} characters of a notebook's code)")
+                shown["code"] += len(source)
+                cell.source = source
+                outputs = [_image_checked(make_safe(o, self.max_output_chars))
+                           for o in cell.get("outputs", []) if isinstance(o, dict)][:50]
+                size = sum(_text_size(o) + sum(len(v) for m, v in o.get("data", {}).items()
+                                               if m.startswith("image/") and isinstance(v, str)) for o in outputs)
+                if shown["outputs"] + size > MAX_PAGE_OUTPUT_CHARS:
+                    outputs = [_note(f"(outputs of {size:,} characters not shown: this page shows at most "
+                                     f"{MAX_PAGE_OUTPUT_CHARS:,} characters of a notebook's outputs)")]
+                else:
+                    shown["outputs"] += size
+                cell.outputs = outputs
+            elif kind == "raw":
                 meta.pop("raw_mimetype", None)  # shown as text, never as HTML
                 meta.pop("format", None)
         return nb, resources
+
+
+def _note(text: str):
+    import nbformat
+
+    return nbformat.v4.new_output("stream", name="stdout", text=text + "\n")
 
 
 def _image_checked(out):

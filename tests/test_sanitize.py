@@ -157,7 +157,22 @@ def test_markdown_rendering_is_bounded_per_cell_and_per_page():
     body = _student_part(_page(cells))
     rendered = body.count("<em>a</em>")
     assert 0 < rendered <= sanitize.MAX_PAGE_MARKDOWN_CHARS // 4, rendered
-    assert "the rest is shown as text" in body
+    assert f"this page shows at most {sanitize.MAX_PAGE_MARKDOWN_CHARS:,} characters of a notebook's markdown" in body
+
+
+def test_a_page_is_bounded_whatever_the_notebook():
+    """The largest notebook a submission may be (32 MiB, 1,000 cells) gives a page of a few MB: code, outputs
+    and markdown each shown up to a page budget (nbconvert parses the whole page again with BeautifulSoup)."""
+    from bertgrader.submission import MAX_CELLS, MAX_NOTEBOOK_BYTES
+
+    per = MAX_NOTEBOOK_BYTES // MAX_CELLS // 2
+    text = nbformat.v4.new_output("stream", name="stdout", text="o" * 20_000)
+    cells = [nbformat.v4.new_code_cell("x = 1\n" * (per // 6), outputs=[text] * 50) for _ in range(MAX_CELLS // 2)]
+    cells += [nbformat.v4.new_markdown_cell("<b>x" * (per // 4)) for _ in range(MAX_CELLS // 2)]
+    page = _page(cells)
+    budget = sanitize.MAX_PAGE_MARKDOWN_CHARS + sanitize.MAX_PAGE_CODE_CHARS + sanitize.MAX_PAGE_OUTPUT_CHARS
+    assert len(page) < 4 * budget + 2 * 2**20, len(page)  # escaping and markup at most quadruple a character
+    assert "characters of a notebook's code" in page and "characters of a notebook's outputs" in page
 
 
 def test_as_text_escapes():
