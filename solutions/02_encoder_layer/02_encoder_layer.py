@@ -19,7 +19,9 @@ The source of 02_encoder_layer.ipynb: `make notebooks` builds it (the format: do
 # You write the three, one per part. The weights live in bertlib modules (`BertSelfAttention`, `BertLayer`);
 # use their sub-modules and attributes, but not their `forward` (nor bertlib's `eager_attention`): the
 # tests switch them off (the visible ones while your function runs: calling one raises a RuntimeError that
-# says so). Everything is checked in `eval()` mode, where dropout does nothing; you may leave dropout out.
+# says so). Everything is checked where dropout does nothing (`eval()` mode, or a dropout probability of 0);
+# you may leave dropout out. Leave the modules you are given as they were: their weights, and their
+# `train()`/`eval()` mode too (the caller chose it: no `layer.eval()` inside your function).
 #
 # Shapes: B = batch, T = tokens, H = hidden size, nh = heads, hd = head width.
 

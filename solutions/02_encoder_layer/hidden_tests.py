@@ -325,6 +325,11 @@ def test_layer(student):
     x = torch.randn(2, 6, 16, generator=gen)
     _layer_case(student, fields, layer, x, _padding_mask([6, 4], 6),
                 "with B=2, T=6, H=16, nh=4, layer_norm_eps=0.1, real lengths [6, 4]")
+    # A layer in train() mode whose dropout probabilities are 0: the same output, and the mode is the caller's.
+    fields, layer = _tiny(2340, BertLayer, hidden_size=12, num_attention_heads=3, intermediate_size=24,
+                          hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    _layer_case(student, fields, layer.train(), torch.randn(2, 4, 12, generator=gen), _padding_mask([4, 3], 4),
+                "with a layer in train() mode whose dropout probabilities are 0, B=2, T=4, H=12, nh=3")
     # The visible test's layer and shape again, other hidden states, arriving as a non-contiguous view.
     fields, layer = _tiny(203, BertLayer, hidden_size=12, num_attention_heads=3, intermediate_size=48)
     _layer_case(student, fields, layer, torch.randn(2, 5, 12, generator=gen), _padding_mask([2, 5], 5),

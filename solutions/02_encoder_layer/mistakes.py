@@ -246,3 +246,15 @@ def attention(q, k, v, mask=None):
         scores = scores + mask
     weights = scores.softmax(dim=-1).data  # the attention map, to return
     return weights @ v, weights
+
+
+# %% layer_switched_to_eval cell=layer loses=test_layer
+# why: layer.eval() switches the caller's model out of training for good (its dropout stays off afterwards); leave the mode as the caller set it
+def encoder_layer(layer, hidden_states, mask=None):
+    layer.eval()  # no dropout, to be safe
+    context, _ = self_attention(layer.attention.self, hidden_states, mask)
+    sub = layer.attention.output
+    y = sub.LayerNorm(hidden_states + sub.dropout(sub.dense(context)))
+    wide = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(y))
+    out = layer.output
+    return out.LayerNorm(y + out.dropout(out.dense(wide)))
