@@ -104,6 +104,18 @@ def test_mlm_loss(student):
             if B * T > 1:
                 _check_gradient(student, logits, labels)
 
+    # Logits and labels as a caller's slices deliver them: non-contiguous views (a model's logits with the [CLS]
+    # column dropped, say). reshape flattens any layout; view cannot.
+    logits = torch.randn(3, 7, 20, generator=gen) * 3
+    labels = torch.randint(20, (3, 7), generator=gen)
+    labels[torch.rand(3, 7, generator=gen) > 0.4] = -100
+    labels[0, 2] = 11
+    expected = bertlib.heads.mlm_loss(logits, labels)
+    with case("with (B, T, V) = (3, 7, 20) logits and labels that are non-contiguous views"):
+        got = tensor(student.masked_lm_loss(wire.Strided(logits), wire.Strided(labels)), "the loss")
+        check(torch.allclose(got.float(), expected, atol=1e-5, rtol=1e-5),
+              f"expected {expected.item():.5f} (the mean cross-entropy over the labelled positions), got {got.item():.5f}")
+
     # float64 logits: the loss is computed, and returned, in float64 (bertlib's is)
     logits = torch.randn(3, 8, 40, generator=gen, dtype=torch.float64) * 3
     labels = torch.randint(40, (3, 8), generator=gen)

@@ -151,3 +151,10 @@ def mlm_head_logits(sequence_output, dense, layer_norm, word_embeddings, bias):
     decoder = nn.Linear(H, V, bias=False)
     decoder.weight.data = word_embeddings.weight.data  # tied: the same numbers
     return decoder(layer_norm(F.gelu(dense(sequence_output)))) + bias  # (B, T, V)
+
+
+# %% loss_viewed cell=mlm_loss loses=test_mlm_loss
+# why: .view needs a contiguous tensor: a caller's slice of the logits raises; reshape copies where it must
+def masked_lm_loss(logits, labels):
+    V = logits.size(-1)
+    return F.cross_entropy(logits.view(-1, V), labels.view(-1), ignore_index=-100)
