@@ -146,7 +146,8 @@ def _check_tree(path, nb) -> None:
 
 def check_student_id(student_id: str, folder=None) -> None:
     """Raise SubmissionRefused, naming the folder, unless ``student_id`` is printable UTF-8 of at most
-    ``MAX_STUDENT_ID`` characters, without path separators, wildcards or control characters."""
+    ``MAX_STUDENT_ID`` characters, without path separators, wildcards, markup characters (an id is shown in
+    the formgrader's and the class runner's pages) or control characters."""
     where = folder if folder is not None else student_id
     try:
         student_id.encode("utf-8")
@@ -158,8 +159,8 @@ def check_student_id(student_id: str, folder=None) -> None:
         bad = "is empty, '.' or '..', or starts or ends with a space"
     elif len(student_id) > MAX_STUDENT_ID:
         bad = f"is {len(student_id)} characters long (at most {MAX_STUDENT_ID})"
-    elif any(c in "/\\*?[]" or unicodedata.category(c)[0] in "CZ" and c != " " for c in student_id):
-        bad = "holds a path separator, a wildcard or a control or invisible character"
+    elif any(c in "/\\*?[]<>\"&" or unicodedata.category(c)[0] in "CZ" and c != " " for c in student_id):
+        bad = "holds a path separator, a wildcard, markup (< > \" &) or a control or invisible character"
     if bad:
         raise SubmissionRefused(f"student folder {os.fsdecode(where)!r}: its name {bad} (not graded: rename it to the "
                                 "student's id)")

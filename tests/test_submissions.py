@@ -203,7 +203,7 @@ def test_check_submission_checks_its_notebooks(tmp_path):
 @pytest.mark.parametrize("student_id, why", [
     ("mal\udcffory", "not UTF-8"), ("a/b", "path separator"), ("a\\b", "path separator"), ("x" * 101, "101 characters"),
     ("eve\x1b[2J", "control"), ("eve\u202e", "invisible"), ("..", "'.' or '..'"), ("", "empty"), (" bob", "space"),
-    ("b*", "wildcard"),
+    ("b*", "wildcard"), ("<img src=x onerror=alert(1)>", "markup"), ('a"b', "markup"), ("a&b", "markup"),
 ])
 def test_a_student_id_that_is_not_a_plain_name_is_refused_naming_the_folder(student_id, why):
     with pytest.raises(SubmissionRefused, match=re.escape(why)) as e:
