@@ -23,7 +23,8 @@ RULES = {
     "train_mode": "a call leaves every module's train()/eval() mode as it was",
     "requires_grad": "a call leaves every parameter's requires_grad as it was",
     "reseeds": "a call never reseeds a global random generator (torch's, Python's or numpy's)",
-    "global_rng": "a call given a generator draws from it alone, never from a global random generator",
+    "global_rng": "a call given a generator draws from it alone; no call draws from Python's or numpy's global "
+                  "random generator",
     "generator_unused": "a call given a generator draws from it (two calls with one generator give two draws)",
 }
 _GLOBAL = {"torch": "torch's global random generator (torch.rand, torch.randint, torch.randperm ... without "
@@ -194,12 +195,16 @@ def _judge(report, sent_args, sent_kwargs, allow, subject):
         return (f"{subject} reseeded {which} (it called {', '.join(reseeded)}): a function never touches the "
                 "global random state its caller relies on; draw from the generator it is given")
     given = [key for key, value in sent.items() if is_generator(value)]
-    if given and "global_rng" not in allow:
-        moved = [str(m) for m in report["global"]]
-        if moved:
-            return (f"{subject} drew from {_GLOBAL.get(moved[0], moved[0])} although it was given a generator "
-                    f"({_label(given[0], names)}): draw every random number from that generator, e.g. "
-                    "torch.rand(shape, generator=generator)")
+    moved = [str(m) for m in report["global"]]
+    if given and moved and "global_rng" not in allow:
+        return (f"{subject} drew from {_GLOBAL.get(moved[0], moved[0])} although it was given a generator "
+                f"({_label(given[0], names)}): draw every random number from that generator, e.g. "
+                "torch.rand(shape, generator=generator)")
+    # Torch's global generator serves a model's initialisation and dropout; Python's and numpy's serve nothing here
+    untouchable = [m for m in moved if m != "torch"]
+    if untouchable and "global_rng" not in allow:
+        return (f"{subject} drew from {_GLOBAL.get(untouchable[0], untouchable[0])}: its caller's random state "
+                "changed. Draw random numbers only from a generator the function is given")
     if "generator_unused" not in allow:
         generators = dict(report["generators"])
         for key in given:

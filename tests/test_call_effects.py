@@ -220,6 +220,11 @@ def test_reseeding_drawing_globally_or_copying_the_generator_is_caught(student):
 
         def draw(n, generator):
             return torch.rand(n, generator=generator)
+
+        def shuffled(items):
+            items = list(items)
+            random.shuffle(items)      # Python's global generator: the caller's random state moves
+            return items
     """)
     _fails(lambda: student.draw_reseeding(5, wire.Generator(3)),
            "reseeded torch's global random generator (it called torch.manual_seed)")
@@ -229,6 +234,8 @@ def test_reseeding_drawing_globally_or_copying_the_generator_is_caught(student):
            "drew from torch's global random generator", "although it was given a generator (`generator` (argument 2))")
     _fails(lambda: student.draw_from_a_copy(5, wire.Generator(3)),
            "drew nothing from the generator it was given as `generator` (argument 2)", "two different draws")
+    _fails(lambda: student.shuffled([1, 2, 3]), "drew from Python's global random generator (random.random, "
+           "random.shuffle ...): its caller's random state changed")
     expected = torch.rand(5, generator=torch.Generator().manual_seed(3))
     assert torch.equal(student.draw(5, wire.Generator(3)), expected)
     # One generator kept in the kernel, given to two calls in a row: two draws.
