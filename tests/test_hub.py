@@ -27,7 +27,7 @@ import nbformat
 import pytest
 
 from bertgrader.assignment import filled, read_nb, solution_answers
-from bertgrader.hub.preflight import proxy_command
+from bertgrader.hub.preflight import VENV, proxy_command, readable_by_all
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -37,8 +37,7 @@ ALICE, BOB, CAROL, TEACHER = "t29alice", "t29bob", "t29carol", "t29teacher"
 # tests (other T) do not
 CHEAT = ("def causal_visibility(T):\n"
          "    return torch.tensor([[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]], dtype=torch.bool)\n")
-TIMINGS: dict[str, float] = {}
-
+TIMINGS: dict[str, float] = {}  # step -> seconds, summed over the students; printed at the end
 
 
 class timed:
@@ -150,8 +149,10 @@ def log_in(browser, hub, name: str):
     page.click("#login_submit")
     page.wait_for_selector("#jp-main-dock-panel")
     page.get_by_text("Nbgrader", exact=True).click()
+    menu = [e.inner_text().strip() for e in page.query_selector_all(".lm-Menu-itemLabel")]
     page.get_by_text("Assignment List", exact=True).click()
     page.wait_for_selector("#nbgrader-assignment-list")
+    page.menu = [label for label in menu if label]  # what the Nbgrader menu offers this person
     return page
 
 
@@ -167,9 +168,11 @@ def work(name: str, cheat: bool) -> None:
     shutil.chown(path, name, name)
 
 
-def fetch_work_validate_submit(browser, hub, name: str, cheat: bool = False) -> None:
+def fetch_work_validate_submit(browser, hub, name: str, cheat: bool = False):
+    """Returns the student's page, still logged in, for the feedback later."""
     with timed("student: log in, JupyterLab up, Assignments pane open"):
         page = log_in(browser, hub, name)
+    assert page.menu == ["Assignment List"], page.menu  # no Formgrader, Courses or Create Assignment
     with timed("student: Fetch"):
         page.locator("#released_assignments_list button", has_text="Fetch").click()
         page.wait_for_selector("#fetched_assignments_list .assignment-notebooks-link")
@@ -184,15 +187,14 @@ def fetch_work_validate_submit(browser, hub, name: str, cheat: bool = False) -> 
     with timed("student: Submit"):
         page.locator("#fetched_assignments_list button", has_text="Submit").click()
         page.wait_for_selector("#submitted_assignments_list .list_item")
-    page.context.close()
+    return page
 
 
-def fetch_feedback(browser, hub, name: str) -> None:
-    page = log_in(browser, hub, name)
+def fetch_feedback(page) -> None:
     with timed("student: Fetch Feedback"):
+        page.click("#refresh_assignments_list")  # the list as it is now: feedback released
         page.locator("#submitted_assignments_list button", has_text="Fetch Feedback").click()
         page.wait_for_selector("#submitted_assignments_list a:has-text('view feedback')")
-    page.context.close()
 
 
 @pytest.mark.parametrize("argv, says", [
@@ -248,20 +250,21 @@ def test_a_busy_port_and_a_taken_account_are_refused():
 @pytest.mark.skipif(os.geteuid() != 0, reason="the course server creates local accounts: root only (CI runs as root)")
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
 @pytest.mark.skipif(proxy_command() is None, reason="JupyterHub's proxy is not installed: make hub-proxy (.ci/run does)")
+@pytest.mark.skipif(not readable_by_all(VENV), reason=f"{VENV} is inside a folder other users cannot enter: "
+                    "no student could run the course's environment (start refuses, saying so)")
 def test_a_term_on_the_course_server(hub, browser):
     settings, exchange = hub["settings"], Path(hub["settings"]["exchange_course"])
-    far = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=7)).strftime("%Y-%m-%d %H:%M:%S")
     instructor(hub, f"nbgrader generate_assignment {A} --force")  # into the gradebook (and its release rebuilt)
-    instructor(hub, f'nbgrader db assignment add {A} --duedate="{far} UTC"')
     instructor(hub, f"nbgrader release_assignment {A}")
 
-    fetch_work_validate_submit(browser, hub, ALICE)
-    fetch_work_validate_submit(browser, hub, BOB, cheat=True)
-    # the due date passes; carol hands in after it
+    pages = {ALICE: fetch_work_validate_submit(browser, hub, ALICE),
+             BOB: fetch_work_validate_submit(browser, hub, BOB, cheat=True)}
+    # the due date is now (in whole seconds, so a second after bob's hand-in): carol hands in after it
+    time.sleep(1.5)
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
     instructor(hub, f'nbgrader db assignment add {A} --duedate="{now} UTC"')
     time.sleep(1)
-    fetch_work_validate_submit(browser, hub, CAROL)
+    pages[CAROL] = fetch_work_validate_submit(browser, hub, CAROL)
 
     instructor(hub, f"nbgrader collect {A}")
     course = Path(settings["course_root"])
@@ -279,13 +282,13 @@ def test_a_term_on_the_course_server(hub, browser):
                    CAROL: (6.0, 6.0, 0.0)}, got  # right, but late: nbgrader's "zero" policy
 
     for s in (ALICE, BOB, CAROL):
-        fetch_feedback(browser, hub, s)
+        fetch_feedback(pages[s])
     for s in (ALICE, BOB, CAROL):
-        pages = sorted(Path(f"/home/{s}/{A}/feedback").glob(f"*/{A}.html"))
-        assert len(pages) == 1, (s, pages)
-        text = pages[0].read_text()
+        found = sorted(Path(f"/home/{s}/{A}/feedback").glob(f"*/{A}.html"))
+        assert len(found) == 1, (s, found)
+        text = found[0].read_text()
         assert f"Score: {got[s][0]:.1f} / 6.0" in text or f"Score: {got[s][2]:.1f} / 6.0" in text, (s, text[:2000])
-        assert os.stat(pages[0]).st_uid == os.stat(f"/home/{s}").st_uid  # in the student's own home
+        assert os.stat(found[0]).st_uid == os.stat(f"/home/{s}").st_uid  # in the student's own home
         assert all(other not in text for other in (ALICE, BOB, CAROL) if other != s)
 
     # nothing of another student's readable, by bob: homes, hand-ins (even by their exact name), feedback, the
@@ -306,13 +309,14 @@ def test_a_term_on_the_course_server(hub, browser):
         proc = as_user(hub, BOB, command, check=False)
         assert proc.returncode != 0 and "Permission denied" in proc.stderr, (what, proc.stdout[:500], proc.stderr)
     # and the instructor's tools are not a student's: Formgrader answers the instructor only
-    for name, status in ((BOB, 404), (TEACHER, 200)):
-        page = log_in(browser, hub, name)
-        response = page.goto(f"{hub['url']}/user/{name}/formgrader/manage_submissions/{A}")
-        assert response.status == status, (name, response.status)
-        if name == TEACHER:  # its table of hand-ins, filled by its own script
-            page.wait_for_selector(".student-id")
-            page.wait_for_function("document.querySelectorAll('.student-id').length >= 3")
-            shown = {e.inner_text().strip() for e in page.query_selector_all(".student-id")}
-            assert {ALICE, BOB, CAROL} <= shown, shown
-        page.context.close()
+    response = pages[BOB].goto(f"{hub['url']}/user/{BOB}/formgrader/manage_submissions/{A}")
+    assert response.status == 404, response.status
+    page = log_in(browser, hub, TEACHER)
+    assert "Formgrader" in page.menu, page.menu
+    response = page.goto(f"{hub['url']}/user/{TEACHER}/formgrader/manage_submissions/{A}")
+    assert response.status == 200, response.status
+    page.wait_for_function("document.querySelectorAll('.student-id').length >= 3")  # its table, filled by its script
+    shown = {e.inner_text().strip() for e in page.query_selector_all(".student-id")}
+    assert {ALICE, BOB, CAROL} <= shown, shown
+    for p in [page, *pages.values()]:
+        p.context.close()
