@@ -74,9 +74,12 @@ def browser():
 # a file missing or misplaced costs time, never a result.
 LONGEST_FIRST = [
     "test_exercises.py",          # every assignment's class graded (a run of python -m bertgrader all)
+    "test_hub.py",                # a term on the course server: JupyterHub, three students in Chromium
     "test_experiments.py",        # chapter 12's experiments, each trained for a few hundred steps
     "test_class_grading.py",      # whole classes: interrupted and resumed, sharded on PostgreSQL, serial vs parallel
     "test_grading_security.py",   # the attacked class
+    "test_lms.py",                # a Canvas class graded with a due date
+    "test_laptop_install.py",     # install.py into a fresh venv
     "test_pretrain.py",
     "test_finetune.py",
     "test_install.py",            # a fresh venv
