@@ -92,7 +92,7 @@ def _same(copy, value, depth: int = 0) -> bool:
     if isinstance(copy, torch.Tensor):
         return _same_tensor(copy, value)
     if not isinstance(copy, tuple):
-        return type(copy) is type(value) and copy == value
+        return type(copy) is type(value) and (copy == value or (copy != copy and value != value))  # NaN is NaN
     kind, length, items = copy
     if type(value) is not kind:
         return False
