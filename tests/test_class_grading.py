@@ -23,6 +23,7 @@ import csv
 import glob
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -469,6 +470,79 @@ def test_sqlite_takes_concurrent_writers(released, tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------- arguments
+# ----------------------------------------------------------------------------------------------- one command, regrades
+def _losing(released, part: str) -> str:
+    """A named mistake of the class that loses ``part`` only."""
+    return next(s for s, exp in released["expected"].items() if s.startswith("m_")
+                and [g for g, v in exp.items() if v == 0.0] == [part])
+
+
+def test_either_grading_command_sees_the_others_and_a_regrade_leaves_nothing_stale(released):
+    """Issue 29 §5 and §8, on a class of two: a plain `nbgrader autograde` then `python -m bertgrader` grades
+    nothing twice; both resubmit (alice after a manual score in Formgrader); the next run regrades both,
+    rewrites both feedback pages it made stale, and names alice's manual score for review."""
+    mistake = _losing(released, "test_select")
+    course = _class_course(released, "either", {"alice": released["honest"]["honest_01"],
+                                                "bob": released["honest"][mistake]})
+    shutil.copy(REPO / "solutions" / "mistake_signatures.json", course.root / "solutions")  # names the mistakes
+    run = course.autograde(A)
+    assert run.returncode == 0, run.log[-3000:]
+    again = grade(course, A, "--workers", "2")
+    assert again.returncode == 0 and again.report["results"] == [], again.stdout + again.stderr[-2000:]
+    assert again.summary["already_graded"] == 2 and again.summary["adopted"] == 2
+    assert set(ledger(course)) == {"alice", "bob"}, "recorded, so the next run grades nothing either"
+    course.nbgrader("generate_feedback", A)
+    pages = {s: course.root / "feedback" / s / A / f"{A}.html" for s in ("alice", "bob")}
+    assert "known mistake" in pages["bob"].read_text(), "bob's page names his mistake"
+    with course._gradebook() as gb:  # the instructor gives alice 1 of test_select's points by hand
+        g = gb.find_grade("test_select", A, A, "alice")
+        g.manual_score = 1.0
+        gb.db.commit()
+    course.submit("alice", A, released["honest"][mistake])
+    course.submit("bob", A, released["honest"]["honest_01"])
+    regraded = grade(course, A, "--workers", "2")
+    assert regraded.returncode == 0, regraded.stdout + regraded.stderr[-2000:]
+    assert sorted(r["student"] for r in regraded.report["results"]) == ["alice", "bob"]
+    assert regraded.summary["feedback_written"] == [f"alice/{A}", f"bob/{A}"], "both stale pages rewritten"
+    full = sum(released["points"].values())
+    assert f"(Score: {full:.1f} / {full:.1f})" in pages["bob"].read_text(), "bob's page says his new score"
+    assert "known mistake" not in pages["bob"].read_text()
+    review = regraded.summary["manual_to_review"]
+    assert [(r["student"], r["cell"], r["manual"], r["auto_now"]) for r in review] == [
+        ("alice", "test_select", 1.0, 0.0)], review
+    assert "manual scores to review (1)" in regraded.stdout
+    assert f"alice/{A} test_select: manual 1, automatic 3.0 -> 0.0" in regraded.stdout
+    report = subprocess.run(_command("report", A, "--width", "100"), cwd=course.root, env=_env(),
+                            capture_output=True, text=True, timeout=600)
+    assert report.returncode == 0, report.stderr[-3000:]
+    assert "test_select: the manual score 1 counts, not the automatic 0" in " ".join(report.stdout.split())
+    rows = {r["student_id"]: r for r in csv.DictReader(open(course.export_csv()))}
+    for s in ("alice", "bob"):
+        line = next(ln for ln in report.stdout.splitlines() if ln.startswith(s + " "))
+        assert line.split()[2:4] == [f"{float(rows[s]['score']):.1f}", f"{float(rows[s]['max_score']):.1f}"], line
+
+
+def test_the_named_mistakes_graded_here_match_their_stored_signatures(parallel, released):
+    """The class's named mistakes, graded by the command: each autograded notebook fails exactly the parts
+    its stored signature names, with the same messages, and its feedback would name it (and no other
+    mistake losing other parts)."""
+    from bertgrader import mistakes as named
+
+    known = {m.name: m for m in named.load(REPO, A)}
+    assert known, f"no current signatures for {A}: python -m bertgrader.mistakes {A}"
+    course = parallel["course"]
+    for s in released["honest"]:
+        if not s.startswith("m_"):
+            continue
+        failed = named.failures(course.autograded(s, A))
+        m = known[s[2:]]
+        assert {g: named.normalise(t) for g, t in failed.items()} == {
+            g: named.normalise(t) for g, t in m.messages.items()}, f"{s}: its grading says other things now"
+        shown = named.identify(list(known.values()), failed)
+        assert m.name in [x.name for x in shown], f"{s}: not named"
+        assert all(set(x.messages) == set(m.messages) for x in shown), f"{s}: {[x.name for x in shown]}"
+
+
 def _refused(course: Course, *args, env=None) -> str:
     """The command, as a process: it exits 2 and says why on stderr, before grading anything."""
     proc = subprocess.run(_command(*args), cwd=course.root, env=env or _env(), capture_output=True, text=True,
