@@ -185,6 +185,7 @@ class TrustedExecute(Execute):
             self.log.warning("GRADING WITHOUT A SANDBOX (--TrustedExecute.sandbox=none): student code runs with "
                              "your rights, files, environment and network")
         self._dead = None  # why the kernel can no longer run anything, once it cannot
+        self._died_in = None  # the index of the student's cell the kernel died in (a crash, not a budget spent)
         self._aside = False  # True while the grader's own call runs in the kernel
         self._received = 0  # characters of output the kernel has sent, all cells together
         self.store_widget_state = False
@@ -226,6 +227,8 @@ class TrustedExecute(Execute):
 
     def _grade_deferred(self):
         """Run the hidden tests of every graded cell, in notebook order, after the student's last cell."""
+        if self._dead and self._died_in is not None and self._deferred:
+            self._restart_before(self._died_in)
         for index, cell in self._deferred:
             self._index, self._cell = index, cell
             if self._dead:
@@ -244,17 +247,49 @@ class TrustedExecute(Execute):
                 cell.outputs = [_error_output("CheckFailed", message)]
         self._deferred = []
 
+    def _restart_before(self, index: int):
+        """The kernel died in the student's cell ``index``: the graded cells before it are still graded, as they
+        were when each part was graded where it stood. A fresh kernel (sandboxed and checked as the first was)
+        runs the student's code cells before ``index`` again, their output dropped (it was stored the first
+        time), and the hidden tests run on that state; so no student cell runs after a hidden call here either.
+        The notebook's time budget is the same one: what the first kernel used is not given back."""
+        why = self._dead
+        try:
+            if self.kc is not None:
+                self.kc.stop_channels()
+            self.kc = None
+            if self.km is not None and self.km.has_kernel:
+                run_sync(self.km.shutdown_kernel)(now=True)
+            self.km = self.create_kernel_manager()  # the old one's zmq context is closed with its kernel
+            self._dead = None
+            self.start_new_kernel(cwd=self.resources.get("metadata", {}).get("path") or None)
+            self.start_new_kernel_client()
+        except Exception as e:  # the kernel cannot start again: the cells before say why they were not graded
+            self.log.warning("could not start a kernel again to grade the cells before a crash: %s", e)
+            self._dead = why
+            return
+        for before in self.nb.cells[:index]:
+            if before.cell_type != "code" or _is_test_cell(before):
+                continue
+            _, status = self._run_in_kernel(before.source)
+            if status == "dead":
+                self._dead = self._dead or why
+                return
+
     def _run_student_cell(self, cell, resources, index):
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
             self._dead = "the kernel stopped (it crashed, exited or ran out of memory or CPU time)"
+            self._died_in = index
             cell.outputs.append(_error_output("DeadKernelError", self._dead))
         except CellTimeoutError:
             self._after_timeout()
+            self._died_in = index if self._dead else None
         else:
             if any(o.get("ename") == "CellTimeoutError" for o in cell.outputs if o.get("output_type") == "error"):
                 self._after_timeout()
+                self._died_in = index if self._dead else None
         if self._stop_if_flooded():
             cell.outputs.append(_error_output("OutputLimit", self._dead))
         return cell, resources

@@ -454,3 +454,52 @@ def test_the_measurement_does_not_trust_torchs_comparisons_in_the_kernel(student
         _fails(lambda: student.fill_patched(torch.zeros(3)), "changed the tensor it was given as `scores`")
     finally:
         kernel.define("torch.equal, torch.allclose, torch.Tensor.__eq__ = _saved")
+
+
+HIDDEN_TWO_PARTS = '''
+import torch
+from bertgrader.checks import case, check
+
+def test_f(student):
+    with case("on a 2 x 3 input"):
+        check(tuple(student.f(torch.ones(2, 3)).shape) == (2, 3), "wrong shape")
+
+def test_g(student):
+    with case("on a 2 x 3 input"):
+        check(tuple(student.g(torch.ones(2, 3)).shape) == (2, 3), "wrong shape")
+'''
+
+
+def test_a_kernel_killed_in_a_later_part_costs_only_the_parts_from_there(tmp_path):
+    """Part 2's cell kills the kernel: part 1, graded after the last cell as every part is, is still graded (a
+    fresh kernel runs the cells before the crash again, then the hidden tests); part 2 is not."""
+    from bertgrader.preprocessors import TrustedExecute
+
+    source = tmp_path / "source" / "toy"
+    source.mkdir(parents=True)
+    (source / checks.HIDDEN_TESTS).write_text(HIDDEN_TWO_PARTS)
+    work = tmp_path / "work"
+    work.mkdir()
+    for p in (tmp_path, work):
+        p.chmod(0o755)
+
+    def graded(grade_id):
+        cell = nbformat.v4.new_code_cell(f"# {grade_id}")
+        cell.metadata["nbgrader"] = {"grade": True, "grade_id": grade_id, "points": 1, "solution": False,
+                                     "locked": True, "schema_version": 3}
+        return cell
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("import torch\ndef f(x):\n    return x.clone()\nprint('FIRST RUN')"),
+        graded("test_f"),
+        nbformat.v4.new_code_cell("import os, signal\ndef g(x):\n    return x\nos.kill(os.getpid(), signal.SIGKILL)"),
+        graded("test_g"),
+    ])
+    executor = TrustedExecute(source_root=str(tmp_path / "source"), timeout=60)
+    nb, _ = executor.preprocess(nb, {"nbgrader": {"assignment": "toy", "notebook": "toy"},
+                                     "metadata": {"path": str(work)}})
+    said = ["".join(o.get("text", "") + o.get("evalue", "") for o in c.outputs) for c in nb.cells]
+    assert said[1].startswith("Passed"), said[1]
+    assert "not graded" in said[3] and "kernel stopped" in said[3], said[3]
+    assert said[0].count("FIRST RUN") == 1  # the cell's own output once: the rerun's is dropped
+    assert "DeadKernelError" in "".join(o.get("ename", "") for o in nb.cells[2].outputs)
