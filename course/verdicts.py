@@ -27,3 +27,9 @@ def interval(cmp: dict, digits: int = 3) -> str:
     ``+0.125 (95% interval +0.050 to +0.200, 3 seeds)``."""
     return (f"{cmp['difference']:+.{digits}f} ({cmp['confidence']:.0%} interval {_end(cmp['low'], digits)} to "
             f"{_end(cmp['high'], digits)}, {cmp['n']} seeds)")
+
+
+def bracket(cmp: dict, digits: int = 3) -> str:
+    """A difference and its interval in a table's few characters: ``+0.125 [+0.050, +0.200]`` (the table's header
+    says the confidence and the seeds)."""
+    return f"{cmp['difference']:+.{digits}f} [{_end(cmp['low'], digits)}, {_end(cmp['high'], digits)}]"

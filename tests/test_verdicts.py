@@ -1,5 +1,5 @@
 """course/verdicts.py: how a page prints a comparison over seeds."""
-from course.verdicts import interval, said
+from course.verdicts import bracket, interval, said
 
 
 def _cmp(difference, low, high, verdict="larger"):
@@ -21,3 +21,7 @@ def test_a_nonzero_end_is_never_printed_as_zero():
 def test_said_follows_the_verdict():
     assert said(_cmp(0, 0, 0, "no difference"), "up", "down", "same") == "same"
     assert said(_cmp(0, 0, 0, "smaller"), "up", "down", "same") == "down"
+
+
+def test_a_table_cell_gives_the_difference_and_its_interval_in_brackets():
+    assert bracket(_cmp(0.125, 0.0004, 0.2)) == "+0.125 [+0.0004, +0.200]"
