@@ -8,7 +8,8 @@ nbgrader_config.py is settings only (``c.X = Y``), then ``configure(c)``, which
   its command line (``autograde X``, ``--assignment X``, ``--assignment=X``, ``--db ...``): refuses to grade when
   the sandbox cannot run here (unless ``--TrustedExecute.sandbox=none``), and registers an assignment the
   gradebook lacks from solutions/, as ``python -m bertgrader`` does (a fresh clone has no gradebook.db);
-- makes ``nbgrader validate`` break a long line of a failing test instead of cutting it.
+- makes ``nbgrader validate`` break a long line of a failing test instead of cutting it;
+- renders Formgrader's pages offline and verdict first (``bertgrader.feedback.offline_formgrader``).
 Each hook is installed once per process, however often the configuration is loaded.
 """
 from __future__ import annotations
@@ -27,6 +28,9 @@ def configure(c) -> None:
     check_submissions()
     _before_autograde()
     _validator_breaks_long_lines()
+    from bertgrader.feedback import offline_formgrader
+
+    offline_formgrader(c)  # Formgrader's pages offline and verdict first, as the feedback page
 
 
 def _check_steps(c) -> None:
