@@ -78,46 +78,6 @@ def register_assignment(cfg, assignment: str) -> None:
         raise SetupError(f"could not register {assignment} in the gradebook (nbgrader generate_assignment):\n{tail}")
 
 
-def register_missing(cfg, argv: list[str]) -> None:
-    """For a plain ``nbgrader autograde <assignment>`` (nbgrader_config.py calls this): put the assignments it
-    names that the gradebook lacks into it from solutions/, as ``python -m bertgrader`` does, instead of nbgrader
-    stopping with "No assignment ... exists in the database" (a fresh clone has no gradebook.db)."""
-    import fnmatch
-
-    from nbgrader.api import Gradebook, MissingEntry
-
-    if os.environ.get("BERTGRADER_REGISTERING"):
-        return  # the generate_assignment below loads this configuration again
-    args = argv[argv.index("autograde") + 1:]
-    pattern = next((a.split("=", 1)[1] for a in args if a.startswith("--assignment=")), None)
-    pattern = pattern or next((a for a in args if not a.startswith("-")), None)
-    cfg = copy.deepcopy(cfg)
-    for a in args:
-        if a.startswith("--CourseDirectory.db_url="):
-            cfg.CourseDirectory.db_url = a.split("=", 1)[1]
-    source = Path(cfg.CourseDirectory.root) / ASSIGNMENT_SOURCE
-    if not pattern or not source.is_dir():
-        return
-    names = sorted(d.name for d in source.iterdir() if d.is_dir() and fnmatch.fnmatch(d.name, pattern))
-    course_id, db_url = course_facts(cfg)
-    with Gradebook(db_url, course_id) as gb:
-        missing = []
-        for name in names:
-            try:
-                gb.find_assignment(name)
-            except MissingEntry:
-                missing.append(name)
-    os.environ["BERTGRADER_REGISTERING"] = "1"
-    try:
-        for name in missing:
-            print(f"[AutogradeApp | INFO] {name} is not in the gradebook yet: registering it from "
-                  f"{ASSIGNMENT_SOURCE}/{name} (as nbgrader generate_assignment does; exercises/ untouched)",
-                  file=sys.stderr)
-            register_assignment(cfg, name)
-    finally:
-        del os.environ["BERTGRADER_REGISTERING"]
-
-
 # ----------------------------------------------------------------------------------------------- results
 class _Marks(logging.Handler):
     """Remembers when nbgrader logged 'Autograding <notebook>': the moment the kernel starts."""
