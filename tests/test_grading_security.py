@@ -227,6 +227,31 @@ LINKED = ["notebook_links_to_the_solution", "links_to_the_hidden_tests", "links_
 NBGRADER_CELLS = {"adds_a_newer_schema_cell": {"schema_version": 4}, "adds_an_empty_nbgrader_cell": {},
                   "copies_a_graded_cell_id": {"grade": True, "grade_id": "test_select", "points": 100,
                                               "locked": False, "solution": False, "schema_version": 3}}
+# Issue 28: markdown that reached the instructor's Jupyter origin. Each route calls pwned(...), a binding the
+# Chromium tests expose (or sets the title); the formula beside them must still render.
+MARKDOWN_ATTACK = r"""## Notes on $W^O$
+
+[a link](javascript:pwned('md-link')) and [an entity-encoded one](java&#x73;cript:pwned('md-entity'))
+<a href="JaVaScRiPt:pwned('html-link')">an HTML link</a>
+<a href="data:text/html,<script>parent.pwned('data-link')</script>">a data: link</a>
+<img src="x" onerror="pwned('onerror')"> <svg onload="pwned('svg')"></svg>
+<iframe src="javascript:parent.pwned('iframe')"></iframe>
+<details open ontoggle="pwned('ontoggle')"><summary>open</summary>inside</details>
+<div style="position:fixed;top:0;left:0;width:100%;height:100%;background:white">covers the page</div>
+<a data-toggle="tooltip" data-html="true" title="<img src=x onerror=pwned('tooltip')>">a tooltip</a>
+
+$\href{javascript:pwned('tex-href')}{\text{a formula link}}$ and $$\class{navbar-fixed-top}{x} + \style{color:red}{y}$$
+"""
+# Files nbgrader must never read as a notebook: refused as bytes, that student alone, naming the file.
+REFUSED_FILES = {
+    # 1 KB; nbformat's upgrade to v4 would write "#" * level (10**8 here: 100 MB, enough to see, not to hurt)
+    "nbformat3_heading_bomb": __import__("json").dumps(
+        {"nbformat": 3, "nbformat_minor": 0, "metadata": {},
+         "worksheets": [{"cells": [{"cell_type": "heading", "level": 10**8, "source": "x", "metadata": {}}]}]}),
+    "nested_json": ('{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [], "x": '
+                    + "[" * 5000 + "]" * 5000 + "}"),
+}
+BAD_FOLDERS = [b"mal\xffory", b"eve\x1b[2J"]  # not UTF-8; a terminal escape
 SECRET = "INSTRUCTOR_SECRET_TOKEN"  # in the grader's environment while the class is graded; never in a kernel's
 SET_BY_IPYKERNEL = {"TERM", "PAGER", "GIT_PAGER", "CLICOLOR", "CLICOLOR_FORCE", "FORCE_COLOR", "PWD"}
 TOTAL_BYTES = 48 * 2**20  # --TrustedExecute.max_submission_bytes for this class (an honest 08_masking sends < 1 MB)
@@ -306,6 +331,19 @@ def attacked(tmp_path_factory):
     nb = solution_submission(course, A)
     nb.cells.insert(1, __import__("nbformat").v4.new_markdown_cell("<script>document.title='pwned-by-md'</script>hi"))
     course.submit("script_in_markdown", A, nb)
+    # markdown that tried to reach the instructor's page, and markdown that took the sanitiser quadratic time
+    for name, markdown in (("links_to_javascript", MARKDOWN_ATTACK), ("quadratic_markdown", "<b>x" * 32768)):
+        nb = solution_submission(course, A)
+        nb.cells.insert(1, __import__("nbformat").v4.new_markdown_cell(markdown))
+        course.submit(name, A, nb)
+    for name, text in REFUSED_FILES.items():
+        course.submit(name, A, text)
+    solved = __import__("nbformat").writes(solution_submission(course, A)).encode()
+    for name in BAD_FOLDERS:
+        folder = os.fsencode(course.root / "submitted") + b"/" + name + b"/" + A.encode()
+        os.makedirs(folder)
+        with open(folder + b"/" + A.encode() + b".ipynb", "wb") as f:
+            f.write(solved)
 
     course.submit("zz_honest_last", A, solution_submission(course, A))  # graded after every attacker
 
@@ -342,11 +380,12 @@ def _feedback(course, student) -> str:
 
 def test_every_student_is_graded_and_honest_ones_get_full_marks(attacked):
     course = attacked["course"]
-    students = ["honest1", "script_in_markdown", *CONTAINED, *CHEATS, *KILLS_KERNEL, *FLOODS,
-                *NBGRADER_CELLS, "zz_honest_last"]
+    students = ["honest1", "script_in_markdown", "links_to_javascript", "quadratic_markdown", *CONTAINED, *CHEATS,
+                *KILLS_KERNEL, *FLOODS, *NBGRADER_CELLS, "zz_honest_last"]
     for s in students:
         assert course.total(A, s) is not None, f"{s} was not graded:\n{attacked['run'].log[-3000:]}"
-    for s in ["honest1", "script_in_markdown", *CONTAINED, *NBGRADER_CELLS, "zz_honest_last"]:
+    for s in ["honest1", "script_in_markdown", "links_to_javascript", "quadratic_markdown", *CONTAINED,
+              *NBGRADER_CELLS, "zz_honest_last"]:
         assert course.total(A, s) == attacked["full"], f"{s}: {course.scores(A, s)}"
     rows = list(csv.DictReader(open(attacked["grades"])))
     assert {r["student_id"] for r in rows} >= set(students)
@@ -461,3 +500,183 @@ def test_feedback_never_shows_hidden_tests_of_any_cell(attacked):
     page = _feedback(attacked["course"], "honest1")
     assert "hidden_tests" not in page.replace("hidden tests", "")
     assert "BEGIN HIDDEN TESTS" not in page
+
+
+# ------------------------------------------------------------------------------------------ issue 28 §3, §4
+def test_a_file_that_is_not_a_bounded_nbformat_4_notebook_is_refused_and_the_rest_graded(attacked):
+    course, log = attacked["course"], attacked["run"].log
+    for s in REFUSED_FILES:
+        assert course.total(A, s) is None, f"{s} was graded: {course.scores(A, s)}"
+        assert f"submitted/{s}/{A}/{A}.ipynb' is" in log, log[-3000:]
+    assert "is nbformat 3: only nbformat 4 notebooks are graded" in log
+    assert "is JSON nested more than 32 deep" in log
+    assert "its name is not UTF-8" in log and "mal\\udcffory" in log
+    assert "control or invisible character" in log and "eve\\x1b[2J" in log
+    assert course.total(A, "zz_honest_last") == attacked["full"]
+
+
+def test_markdown_is_bounded_in_the_autograded_notebook_and_the_page(attacked):
+    """128 KB of <b>x took the bleach-based sanitiser 18 s; now the autograded notebook keeps at most
+    MAX_MARKDOWN_SOURCE characters of a cell, cleaned by nh3 (linear), and the page shows a cell over
+    sanitize.MAX_MARKDOWN_CHARS as text instead of rendering it: work bounded by size, not measured here."""
+    from bertgrader.preprocessors import MAX_MARKDOWN_SOURCE
+    from bertgrader.sanitize import MAX_MARKDOWN_CHARS
+
+    course = attacked["course"]
+    assert course.total(A, "quadratic_markdown") == attacked["full"], course.scores(A, "quadratic_markdown")
+    [cell] = [c for c in course.autograded("quadratic_markdown", A).cells if c.source.startswith("<b>x")]
+    assert cell.source.count("x") <= min(32768, MAX_MARKDOWN_SOURCE // 4)
+    page = _feedback(course, "quadratic_markdown")
+    assert f"(more than {MAX_MARKDOWN_CHARS:,}), shown as text" in page
+
+
+def test_pages_hold_no_route_to_script_as_served(attacked):
+    """The feedback pages as files and an autograded notebook through `jupyter nbconvert --config
+    nbgrader_config.py`: parsed as a browser would, no script, handler, style, form or script URL in the
+    student's part of the page (the <head> is the template's: MathJax)."""
+    from test_sanitize import live_routes
+
+    course = attacked["course"]
+    for s in ("links_to_javascript", "script_in_markdown", "injects_script"):
+        page = _feedback(course, s)
+        assert not live_routes(page[page.index("<body"):]), (s, live_routes(page[page.index("<body"):]))
+    notebook = course.root / "autograded" / "links_to_javascript" / A / f"{A}.ipynb"
+    out = course.root / "nbconvert-out"
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--config", "nbgrader_config.py",
+                    "--output-dir", str(out), str(notebook)], cwd=course.root, check=True, capture_output=True,
+                   timeout=300)
+    page = (out / f"{A}.html").read_text(encoding="utf-8")
+    assert "an HTML link" in page and "$W^O$" in page
+    body = page[page.index("<body"):]  # nbconvert's lab template writes data-* attributes of its own
+    assert not live_routes(body, data_attributes=False), live_routes(body, data_attributes=False)
+
+
+_LIVE_IN_DOM = """(scope) => {
+  const found = [];
+  for (const e of document.querySelectorAll(scope + ' *')) {
+    for (const a of e.attributes) {
+      const v = a.value.replace(/[\\x00-\\x20]+/g, '').toLowerCase();
+      if (a.name.startsWith('on')) found.push(e.tagName + ' ' + a.name);
+      if (/^(href|src|action|formaction|xlink:href)$/.test(a.name) && /^(javascript|vbscript):/.test(v))
+        found.push(e.tagName + ' ' + a.name + '=' + v.slice(0, 40));
+    }
+  }
+  return found;
+}"""
+
+
+def _click_every_link(browser, url: str, allow: str | None = None, headers: dict | None = None,
+                      scope: str = "body") -> tuple[list, list, object]:
+    """Open ``url`` with every request but ``allow``'s blocked, then click each link, each on a fresh load.
+    Returns (what the student's script reported through the pwned binding or the title, handlers or script URLs
+    in the live DOM under ``scope``, (the context, the last page, the number of links))."""
+    fired, live = [], []
+    ctx = browser.new_context(extra_http_headers=headers)
+    ctx.set_default_timeout(20_000)  # a step that hangs fails this link's round, not the session
+    ctx.route(re.compile(r"^(https?|wss?|ftp)://"),
+              lambda r: r.continue_() if allow and r.request.url.startswith(allow) else r.abort())
+    ctx.expose_binding("pwned", lambda source, what=None: fired.append(what))
+    page = ctx.new_page()
+    page.goto(url)
+    count = page.locator("a").count()
+    for i in range(count):
+        page = ctx.new_page()  # a fresh tab: a link that navigated away leaves nothing pending
+        page.goto(url)
+        live += page.evaluate(_LIVE_IN_DOM, scope)
+        try:
+            page.locator("a").nth(i).click(timeout=2000, force=True, no_wait_after=True)
+            page.wait_for_timeout(200)  # a javascript: URL runs as a task after the click
+            if "pwned" in page.title():
+                fired.append(page.title())
+        except Exception:  # a link that cannot be clicked (hidden, detached) or that navigated away
+            pass
+        try:
+            page.goto("about:blank")  # the tab's document let go (not closed: a close cannot time out)
+        except Exception:  # a tab that hangs is left to ctx.close()
+            pass
+    return fired, sorted(set(live)), (ctx, page, count)
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="no Chromium at /usr/bin/chromium")
+def test_the_feedback_page_runs_no_script_of_the_students_and_renders_formulas(attacked, browser):
+    course = attacked["course"]
+    for s in ("links_to_javascript", "script_in_markdown", "injects_script"):
+        path = course.root / "feedback" / s / A / f"{A}.html"
+        fired, live, (ctx, page, count) = _click_every_link(browser, path.as_uri())
+        try:
+            assert count >= 3, f"{s}: only {count} links on the page"
+            assert not fired, f"{s}: the student's script ran in the feedback page: {fired}"
+            assert not live, f"{s}: handlers or script URLs in the page: {live}"
+            if s == "links_to_javascript":  # MathJax (inside the page) typeset the formulas
+                page.goto(path.as_uri())
+                page.wait_for_selector("mjx-container", timeout=60_000)
+                assert page.locator("mjx-container").count() >= 3
+                assert page.locator("mjx-container a").count() == 0, "a TeX link survived"
+        finally:
+            ctx.close()
+
+
+@pytest.fixture(scope="module")
+def formgrader(attacked):
+    """The instructor's formgrader: `jupyter server` in the course root, as JupyterLab serves it."""
+    import time
+    import urllib.request
+
+    course = attacked["course"]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(course.root / "formgrader.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "jupyter", "server", "--ServerApp.ip=127.0.0.1",
+                             f"--ServerApp.port={port}", "--ServerApp.token=t28", "--ServerApp.open_browser=False",
+                             f"--ServerApp.root_dir={course.root}", "--allow-root"],
+                            cwd=course.root, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(240):
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token=t28", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    break
+                time.sleep(0.5)
+        else:
+            pytest.fail("jupyter server did not answer")
+        assert proc.poll() is None, (course.root / "formgrader.log").read_text()[-3000:]
+        yield dict(url=url, course=course)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="no Chromium at /usr/bin/chromium")
+def test_the_formgrader_page_runs_no_script_of_the_students(formgrader, browser):
+    """nbgrader's formgrader renders the autograded notebook with HTMLExporter(config=...) from the course's
+    nbgrader_config.py: its markdown is cleaned after rendering (bertgrader.sanitize), so no link of the
+    student's runs script in the instructor's Jupyter origin, whose API starts terminals."""
+    from nbgrader.api import Gradebook
+
+    course = formgrader["course"]
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}", course_id="bert-course") as gb:
+        ids = {s: gb.find_submission_notebook(A, A, s).id for s in ("links_to_javascript", "script_in_markdown")}
+    for s, sid in ids.items():
+        url = f"{formgrader['url']}/formgrader/submissions/{sid}/"
+        fired, live, (ctx, page, count) = _click_every_link(browser, url, allow=formgrader["url"],
+                                                            headers={"Authorization": "token t28"},
+                                                            scope="#notebook-container")  # the page's own: onclick
+        try:
+            page.goto(url)
+            assert page.locator("#notebook-container").count() == 1, page.content()[:2000]
+            assert count >= 3 and page.locator(".score").count() >= 1, f"{s}: not the formgrade page"
+            assert not fired, f"{s}: the student's script ran in the formgrader: {fired}"
+            assert not live, f"{s}: handlers or script URLs in the formgrader page: {live}"
+            if s == "links_to_javascript":
+                html = page.content()
+                # formulas reach MathJax (typeset where the page has it inside, as text where it loads it from a
+                # CDN, blocked here), without \href
+                assert "$W^O$" in html or page.locator("mjx-container").count() >= 1
+                assert r"\href{" not in html and page.locator("mjx-container a").count() == 0
+        finally:
+            ctx.close()
