@@ -43,11 +43,11 @@ LIVE_TAGS = {"script", "iframe", "frame", "object", "embed", "applet", "form", "
 _URL_ATTRS = {"href", "src", "action", "formaction", "data", "xlink:href", "background", "poster", "srcset"}
 
 
-def live_routes(page: str, *, classes: bool = False) -> list[str]:
+def live_routes(page: str, *, classes: bool = False, data_attributes: bool = True) -> list[str]:
     """What in ``page`` (HTML, parsed as a browser tokenises it, entities decoded) could run script or restyle
     the page: a tag from LIVE_TAGS, an event handler, a style or data-* attribute, a URL whose scheme is
     javascript:, vbscript: or data: (but an image's data:image/png|jpeg|gif), and with ``classes`` a class
-    that is not code highlighting's."""
+    that is not code highlighting's (``data_attributes=False``: a template's own data-* attributes pass)."""
     from html.parser import HTMLParser
 
     found = []
@@ -59,7 +59,7 @@ def live_routes(page: str, *, classes: bool = False) -> list[str]:
             for name, value in attrs:
                 value = value or ""
                 flat = re.sub(r"[\x00-\x20\x7f]+", "", value).lower()
-                if name.startswith("on") or name == "style" or name.startswith("data-"):
+                if name.startswith("on") or name == "style" or data_attributes and name.startswith("data-"):
                     found.append(f"<{tag} {name}=...>")
                 elif name in _URL_ATTRS and re.match(r"(javascript|vbscript|data):", flat) and not (
                         tag == "img" and name == "src" and re.match(r"data:image/(png|jpeg|gif);base64,", flat)):
