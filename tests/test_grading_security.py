@@ -668,7 +668,7 @@ def test_the_formgrader_page_runs_no_script_of_the_students(formgrader, browser)
                                                             scope="#notebook-container")  # the page's own: onclick
         try:
             page.goto(url)
-            assert page.locator("#notebook-container").count() == 1, page.content()[:2000]
+            assert page.locator("#notebook-container").count() >= 1, page.content()[:2000]
             assert count >= 3 and page.locator(".score").count() >= 1, f"{s}: not the formgrade page"
             assert not fired, f"{s}: the student's script ran in the formgrader: {fired}"
             assert not live, f"{s}: handlers or script URLs in the formgrader page: {live}"
