@@ -9,6 +9,7 @@ nbgrader_config.py is settings only (``c.X = Y``), then ``configure(c)``, which
   the sandbox cannot run here (unless ``--TrustedExecute.sandbox=none``), and registers an assignment the
   gradebook lacks from solutions/, as ``python -m bertgrader`` does (a fresh clone has no gradebook.db);
 - makes ``nbgrader validate`` break a long line of a failing test instead of cutting it;
+- silences the one SQLAlchemy warning nbgrader's gradebook raises at every autograde (nothing to act on);
 - renders Formgrader's pages offline and verdict first (``bertgrader.feedback.offline_formgrader``).
 Each hook is installed once per process, however often the configuration is loaded.
 """
@@ -26,6 +27,7 @@ def configure(c) -> None:
     from bertgrader.submission import install as check_submissions
 
     check_submissions()
+    _quiet_gradebook()
     _before_autograde()
     _validator_breaks_long_lines()
     from bertgrader.feedback import offline_formgrader
@@ -49,6 +51,20 @@ def _check_steps(c) -> None:
 def _once(install):
     """Run ``install`` once per process (nbgrader loads the configuration more than once)."""
     return functools.lru_cache(maxsize=1)(install)
+
+
+@_once
+def _quiet_gradebook() -> None:
+    """nbgrader's gradebook (nbgrader/api.py) builds submissions in a way SQLAlchemy 2 warns about at every
+    autograde ("Object of type <SubmittedAssignment> not in session, add operation ... will not proceed"): a
+    block of warnings on every run that no instructor can act on, and the grades are right. Only that warning,
+    and only from nbgrader's gradebook, is silenced."""
+    import warnings
+
+    from sqlalchemy.exc import SAWarning
+
+    warnings.filterwarnings("ignore", message=r"Object of type <\w+> not in session", category=SAWarning,
+                            module=r"nbgrader\.api")
 
 
 @_once
