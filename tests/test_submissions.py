@@ -24,7 +24,7 @@ A = "08_masking"
 def _plain(tmp_path):
     folder = tmp_path / "submitted" / "alice" / A
     (folder / "data").mkdir(parents=True)
-    (folder / f"{A}.ipynb").write_text("{}")
+    (folder / f"{A}.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook()))
     (folder / "data" / "notes.txt").write_text("mine")
     return folder
 
@@ -155,7 +155,7 @@ def _nested(depth: int) -> str:
     (_nested(5_000), "nested more than 32 deep"),
     (json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [], "big": "x" * (8 * 2**20 + 1)}),
      "holds a string of 8,388,609 characters"),
-    (json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [""] * 1_100_000}),
+    (json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {"x": [""] * 1_100_000}, "cells": []}),
      "more than 1,000,000 JSON strings"),
 ])
 def test_a_notebook_is_checked_as_bytes_before_nbformat_reads_it(tmp_path, text, why):
