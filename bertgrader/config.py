@@ -10,6 +10,8 @@ nbgrader_config.py is settings only (``c.X = Y``), then ``configure(c)``, which
   gradebook lacks from solutions/, as ``python -m bertgrader`` does (a fresh clone has no gradebook.db);
 - makes ``nbgrader validate`` break a long line of a failing test instead of cutting it;
 - silences the one SQLAlchemy warning nbgrader's gradebook raises at every autograde (nothing to act on);
+- cleans every page's HTML after rendering, whatever a student's markdown or output holds
+  (``bertgrader.sanitize.install``: the feedback page, Formgrader's, ``jupyter nbconvert --config``);
 - renders Formgrader's pages offline and verdict first (``bertgrader.feedback.offline_formgrader``).
 Each hook is installed once per process, however often the configuration is loaded.
 """
@@ -31,7 +33,9 @@ def configure(c) -> None:
     _before_autograde()
     _validator_breaks_long_lines()
     from bertgrader.feedback import offline_formgrader
+    from bertgrader.sanitize import install as sanitise_pages
 
+    sanitise_pages(c)  # every page's HTML cleaned after rendering: feedback, Formgrader, nbconvert --config
     offline_formgrader(c)  # Formgrader's pages offline and verdict first, as the feedback page
 
 
