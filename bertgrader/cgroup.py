@@ -18,6 +18,7 @@ died (its pid in the name) is removed when the next grader makes its first group
 from __future__ import annotations
 
 import atexit
+import errno
 import itertools
 import os
 import signal
@@ -90,6 +91,8 @@ def _make_parent(base: Path, v2_controllers=()) -> Path:
     """base/bertgrader (again, if a grader that ended removed it meanwhile); in v2, handing down the controllers."""
     parent = base / PARENT
     parent.mkdir(exist_ok=True)
+    if not os.access(parent, os.W_OK | os.X_OK):  # made by another user (root's grader): no group of ours fits in it
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(parent))
     if v2_controllers:
         (parent / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in v2_controllers))
     return parent

@@ -398,6 +398,26 @@ def test_without_a_cgroup_limits_stay_per_process_and_it_says_why(tmp_path):
     assert out == ["per-process limits only, no cgroup per kernel (BERTGRADER_NO_CGROUP is set)", "None", "True"], out
 
 
+def test_a_group_folder_another_user_made_means_no_cgroup_and_says_why(monkeypatch):
+    """The course server's instructor grades as an ordinary user beside root's graders: the bertgrader folder
+    root made exists but is not theirs to write. support() finds no cgroup (and says why) instead of offering
+    one that every kernel start then fails to make (PermissionError: autograde stopped for the whole class)."""
+    from bertgrader import cgroup
+
+    if not cgroup.support().version:
+        pytest.skip(f"no cgroup can be made here at all ({cgroup.support().why})")
+    real_access = os.access
+    monkeypatch.setattr(cgroup.os, "access", lambda path, mode, **kw: (
+        False if str(path).endswith("/" + cgroup.PARENT) else real_access(path, mode, **kw)))
+    cgroup.support.cache_clear()
+    try:
+        found = cgroup.support()
+        assert found.version == 0 and "cannot make" in found.why, found
+        assert cgroup.KernelGroup.make(sandbox.Limits()) is None
+    finally:
+        cgroup.support.cache_clear()
+
+
 def test_a_configuration_without_the_graders_steps_is_refused():
     """nbgrader_config.py's settings are checked by bertgrader.config.configure: an edit that would let autograde
     run student code with nbgrader's own Execute (no sandbox, no hidden tests), or skip CleanSubmission, stops
