@@ -349,8 +349,11 @@ def _check_figures(page, tab, width):
 # next-longest chapter other than 11 when it was trimmed (chapter 8, 29,959 px), rounded: past it, chapter 2 is
 # the outlier again. Chapter 11 (63,908 px) was split: its five experiments became chapter 12, and what repeated
 # a figure or the next sentence went (43,047 px and 29,190 px); their bounds are those lengths, rounded up.
+# Chapter 12 then gained what the review of 2026-12-06 asked for (issue 30 §2: the table of the five experiments,
+# a card stack on a phone, "What 95% means", experiment 4's control and experiment 1's reach): 32,838 px. Its bound
+# is that, rounded up; the prose whose numbers the table now gives is what to trim next (issue 30 §5, §6).
 PHONE_HEIGHT_BOUND = {"chapters/02_encoder_layer": 30_000, "chapters/11_pretraining": 44_000,
-                      "chapters/12_experiments": 30_000}
+                      "chapters/12_experiments": 33_500}
 
 
 @pytest.mark.parametrize("page", PHONE_HEIGHT_BOUND)

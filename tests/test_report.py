@@ -14,6 +14,8 @@ tests/test_class_grading.py grades real classes for the rest (regrades, stale pa
 """
 from __future__ import annotations
 
+import concurrent.futures
+
 import csv
 import json
 import re
@@ -289,7 +291,10 @@ def test_report_opens_offline_in_chromium(course, tmp_path, width):
 
     page = tmp_path / "report.html"
     page.write_text(render(collect(course["root"], [A])))
-    seen = _shoot(page, width, tmp_path / f"report-{width}.png")
+    # Playwright's sync API on a thread of its own: in a make check worker another test's asyncio loop may be
+    # running in this thread already, where the sync API refuses to start
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        seen = pool.submit(_shoot, page, width, tmp_path / f"report-{width}.png").result()
     assert seen["asked"] == [page.as_uri()], f"the page asked for more than itself: {seen['asked']}"
     assert seen["scroll"] <= width, "nothing wider than the screen"
     assert seen["figures"] and all(0 < w <= width for w in seen["figures"])
