@@ -388,26 +388,38 @@ def test_f(student):
 '''
 
 
-def test_no_student_cell_runs_after_a_hidden_call(tmp_path):
-    """A function that logs every call, a later ungraded cell that prints the log and a thread that keeps
-    printing it: graded, the print shows no hidden call (the hidden tests run after the last cell), what the
-    thread prints while they run is not stored, and the part is still graded."""
+def _graded_cell(grade_id: str, source: str = "") -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source or f"# {grade_id}")
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": grade_id, "points": 1, "solution": False,
+                                 "locked": True, "schema_version": 3}
+    return cell
+
+
+def _autograde_toy(tmp_path, hidden: str, cells: list) -> nbformat.NotebookNode:
+    """Grade a notebook of ``cells`` with TrustedExecute (the sandbox, hidden tests ``hidden``), as autograde does."""
     from bertgrader.preprocessors import TrustedExecute
 
     source = tmp_path / "source" / "toy"
     source.mkdir(parents=True)
-    (source / checks.HIDDEN_TESTS).write_text(HIDDEN)
+    (source / checks.HIDDEN_TESTS).write_text(hidden)
     work = tmp_path / "work"
     work.mkdir()
     for p in (tmp_path, work):
         p.chmod(0o755)
-    graded = nbformat.v4.new_code_cell("assert f(torch.ones(1, 2)).shape == (1, 2)")
-    graded.metadata["nbgrader"] = {"grade": True, "grade_id": "test_f", "points": 1, "solution": False,
-                                   "locked": True, "schema_version": 3}
-    nb = nbformat.v4.new_notebook(cells=[
+    executor = TrustedExecute(source_root=str(tmp_path / "source"), timeout=60)
+    nb, _ = executor.preprocess(nbformat.v4.new_notebook(cells=cells),
+                                {"nbgrader": {"assignment": "toy", "notebook": "toy"}, "metadata": {"path": str(work)}})
+    return nb
+
+
+def test_no_student_cell_runs_after_a_hidden_call(tmp_path):
+    """A function that logs every call, a later ungraded cell that prints the log and a thread that keeps
+    printing it: graded, the print shows no hidden call (the hidden tests run after the last cell), what the
+    thread prints while they run is not stored, and the part is still graded."""
+    nb = _autograde_toy(tmp_path, HIDDEN, [
         nbformat.v4.new_code_cell("import torch\nLOG = []\ndef f(x):\n    LOG.append((tuple(x.shape), x.flatten()[0].item()))\n"
                                   "    return x.clone()"),
-        graded,
+        _graded_cell("test_f", "assert f(torch.ones(1, 2)).shape == (1, 2)"),
         nbformat.v4.new_code_cell("print('LOG', LOG)"),
         # a thread started by a cell of the student's, printing the log while the hidden calls run
         nbformat.v4.new_code_cell("import threading, time\n"
@@ -415,9 +427,6 @@ def test_no_student_cell_runs_after_a_hidden_call(tmp_path):
                                   "        time.sleep(0.01)\n"
                                   "threading.Thread(target=_tell, daemon=True).start()"),
     ])
-    executor = TrustedExecute(source_root=str(tmp_path / "source"), timeout=60)
-    nb, _ = executor.preprocess(nb, {"nbgrader": {"assignment": "toy", "notebook": "toy"},
-                                     "metadata": {"path": str(work)}})
     verdict = "".join(o.get("text", "") + o.get("evalue", "") for o in nb.cells[1].outputs)
     printed = "".join(o.get("text", "") for o in nb.cells[2].outputs)
     assert verdict.startswith("Passed"), verdict
@@ -473,31 +482,12 @@ def test_g(student):
 def test_a_kernel_killed_in_a_later_part_costs_only_the_parts_from_there(tmp_path):
     """Part 2's cell kills the kernel: part 1, graded after the last cell as every part is, is still graded (a
     fresh kernel runs the cells before the crash again, then the hidden tests); part 2 is not."""
-    from bertgrader.preprocessors import TrustedExecute
-
-    source = tmp_path / "source" / "toy"
-    source.mkdir(parents=True)
-    (source / checks.HIDDEN_TESTS).write_text(HIDDEN_TWO_PARTS)
-    work = tmp_path / "work"
-    work.mkdir()
-    for p in (tmp_path, work):
-        p.chmod(0o755)
-
-    def graded(grade_id):
-        cell = nbformat.v4.new_code_cell(f"# {grade_id}")
-        cell.metadata["nbgrader"] = {"grade": True, "grade_id": grade_id, "points": 1, "solution": False,
-                                     "locked": True, "schema_version": 3}
-        return cell
-
-    nb = nbformat.v4.new_notebook(cells=[
+    nb = _autograde_toy(tmp_path, HIDDEN_TWO_PARTS, [
         nbformat.v4.new_code_cell("import torch\ndef f(x):\n    return x.clone()\nprint('FIRST RUN')"),
-        graded("test_f"),
+        _graded_cell("test_f"),
         nbformat.v4.new_code_cell("import os, signal\ndef g(x):\n    return x\nos.kill(os.getpid(), signal.SIGKILL)"),
-        graded("test_g"),
+        _graded_cell("test_g"),
     ])
-    executor = TrustedExecute(source_root=str(tmp_path / "source"), timeout=60)
-    nb, _ = executor.preprocess(nb, {"nbgrader": {"assignment": "toy", "notebook": "toy"},
-                                     "metadata": {"path": str(work)}})
     said = ["".join(o.get("text", "") + o.get("evalue", "") for o in c.outputs) for c in nb.cells]
     assert said[1].startswith("Passed"), said[1]
     assert "not graded" in said[3] and "kernel stopped" in said[3], said[3]
