@@ -41,6 +41,7 @@ import torch
 
 from bertgrader.assignment import HIDDEN_TESTS
 from bertgrader.kernel import wire
+from bertgrader.kernel.watch import lift_leaves
 from bertgrader.remote import EffectFailed, KernelGone, StudentError
 
 
@@ -156,19 +157,8 @@ def reference_gradients(reference_fn, cotangent_seed: int, *args, output=None, *
     local_args, local_kwargs = _local(args, kwargs)
     leaves = {}
 
-    def lift(value, key, depth=0):
-        if isinstance(value, torch.Tensor) and value.is_floating_point():
-            leaves[key] = value.detach().requires_grad_()
-            return leaves[key]
-        if isinstance(value, (list, tuple)) and depth < 4:
-            items = [lift(v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value)]
-            return items if isinstance(value, list) else tuple(items)
-        if isinstance(value, dict) and depth < 4:
-            return {k: lift(v, f"{key}[{k}]", depth + 1) for k, v in value.items()}
-        return value
-
-    local_args = [lift(v, str(i)) for i, v in enumerate(local_args)]
-    local_kwargs = {k: lift(v, k) for k, v in local_kwargs.items()}
+    local_args = [lift_leaves(v, str(i), leaves) for i, v in enumerate(local_args)]
+    local_kwargs = {k: lift_leaves(v, k, leaves) for k, v in local_kwargs.items()}
     params = {}
     owner = reference_fn if isinstance(reference_fn, torch.nn.Module) else getattr(reference_fn, "__self__", None)
     modules = [("", owner)] + [(f"{i}.", v) for i, v in enumerate(local_args)] + [(f"{k}.", v) for k, v in local_kwargs.items()]

@@ -22,7 +22,7 @@ import traceback
 import torch
 
 from bertgrader.kernel import wire
-from bertgrader.kernel.watch import Watch, arguments, parameter_names
+from bertgrader.kernel.watch import Watch, arguments, data_or_none, lift_leaves, parameter_names
 
 MIME = "application/x-bert-grader"
 _objects: dict[int, object] = {}
@@ -53,13 +53,6 @@ def _send(value, extra: dict) -> bytes:
     except wire.Unsendable:
         return wire.encode({"ok": _keep(value), **extra})
 
-
-def _data_or_none(value):
-    try:
-        wire.encode(value)
-        return value
-    except wire.Unsendable:
-        return None
 
 
 def _student_traceback(exc: BaseException) -> list[str]:
@@ -99,7 +92,7 @@ def _run(request: dict):
         else:
             result = obj(*args, **kwargs)
     if request.get("return_args"):
-        result = {"result": result, "args_after": [_data_or_none(a) for a in args]}
+        result = {"result": result, "args_after": [data_or_none(a) for a in args]}
     return result, ({"effects": watch.report()} if watch else {})
 
 
@@ -119,19 +112,8 @@ def _gradients(obj, model, args, kwargs, cotangent, output) -> dict:
     model called ("dense.weight") or of a module given ("2.dense.weight"); None where none arrived."""
     leaves: dict[str, torch.Tensor] = {}
 
-    def lift(value, key, depth=0):
-        if isinstance(value, torch.Tensor) and value.is_floating_point():
-            leaves[key] = value.detach().requires_grad_()
-            return leaves[key]
-        if isinstance(value, (list, tuple)) and depth < 4:
-            items = [lift(v, f"{key}[{i}]", depth + 1) for i, v in enumerate(value)]
-            return items if isinstance(value, list) else tuple(items)
-        if isinstance(value, dict) and depth < 4:
-            return {k: lift(v, f"{key}[{k}]", depth + 1) for k, v in value.items()}
-        return value
-
     keyed = arguments(args, kwargs)
-    lifted = {key: lift(v, key) for key, v in keyed}
+    lifted = {key: lift_leaves(v, key, leaves) for key, v in keyed}
     args = [lifted[str(i)] for i in range(len(args))]
     kwargs = {k: lifted[k] for k in kwargs}
     params = {}
@@ -177,7 +159,7 @@ def _call_standing_in(namespace: dict, obj, args, kwargs, stand_ins: dict):
     def stand_in(name):
         def record(*a, **k):
             given = {**{str(i): x for i, x in enumerate(a)}, **k}
-            data = {key: _data_or_none(x) for key, x in given.items()}  # each argument encoded once
+            data = {key: data_or_none(x) for key, x in given.items()}  # each argument encoded once
             calls[name].append({
                 "args": [data[str(i)] for i in range(len(a))], "kwargs": {key: data[key] for key in k},
                 "where": {key: _where(x, args) for key, x in given.items() if x is not None and data[key] is None}})

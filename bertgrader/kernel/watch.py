@@ -181,7 +181,7 @@ class Watch:
 
     def report(self) -> dict:
         values = dict(self.items)
-        changed = {key: _data_or_none(values[key]) for key, copy in self.copies.items()
+        changed = {key: data_or_none(values[key]) for key, copy in self.copies.items()
                    if not _same(copy, values[key])}
         modules = {key: c for key, (m, before) in self.modules.items() if (c := _module_changes(before, m))}
         now = _global_states()
@@ -204,9 +204,25 @@ def _equal_state(a, b) -> bool:
     return a == b
 
 
-def _data_or_none(value):
+def data_or_none(value):
+    """``value`` if it can travel as data (bertgrader.kernel.wire), else None."""
     try:
         wire.encode(value)
         return value
     except wire.Unsendable:
         return None
+
+
+def lift_leaves(value, key: str, leaves: dict, depth: int = 0):
+    """``value`` with every floating-point tensor in it (inside lists, tuples and dicts, 4 deep) replaced by a
+    detached copy that requires grad, recorded in ``leaves`` under its key ("0", "mask", "1[2]"): what both the
+    kernel (the student's gradients) and the grader (bertlib's) differentiate, keyed alike."""
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        leaves[key] = value.detach().requires_grad_()
+        return leaves[key]
+    if isinstance(value, (list, tuple)) and depth < 4:
+        items = [lift_leaves(v, f"{key}[{i}]", leaves, depth + 1) for i, v in enumerate(value)]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict) and depth < 4:
+        return {k: lift_leaves(v, f"{key}[{k}]", leaves, depth + 1) for k, v in value.items()}
+    return value
