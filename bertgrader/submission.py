@@ -20,8 +20,9 @@ printable, without separators and at most ``MAX_STUDENT_ID`` characters (``check
 With these bounds every step of the grader's own (not the kernel's) is bounded by the file's size: cells
 are at most ``MAX_CELLS``, a markdown cell is cut and cleaned in linear time, a page renders at most a
 bounded amount of markdown (bertgrader.sanitize). A watchdog besides: each pass of nbgrader's over one
-notebook has a wall-clock budget (``budget_seconds``), past which that student fails with the reason and
-the next is graded.
+notebook has a wall-clock budget (``budget_seconds``) and a memory budget (``MEMORY_BUDGET_BYTES`` of growth
+of the grader's resident memory during the pass, sampled every ``MEMORY_POLL_SECONDS``), past either of which
+that student fails with the reason and the next is graded.
 """
 from __future__ import annotations
 
@@ -42,6 +43,11 @@ MAX_STUDENT_ID = 100
 # past which that student fails and the next is graded: autograde's is the kernel's notebook budget
 # (TrustedExecute.notebook_seconds, which stops the kernel first) plus this margin for the grader's own work.
 MARGIN_SECONDS = 300
+# The grader's own memory: how much its resident set may grow during one pass over one notebook (the hidden
+# tests' reference models and one notebook's outputs take a few hundred MB; the largest notebook the checks
+# above let through peaks at under 0.5 GiB), past which that student fails and the next is graded.
+MEMORY_BUDGET_BYTES = 2 * 2**30
+MEMORY_POLL_SECONDS = 0.05
 
 
 class SubmissionRefused(ValueError):
@@ -193,6 +199,20 @@ class OverBudget(TimeoutError):
     """One pass over one notebook took longer than its budget (``budget_seconds``); that student fails."""
 
 
+class OverMemory(MemoryError):
+    """The grader's memory grew past ``MEMORY_BUDGET_BYTES`` during one pass over one notebook; that student
+    fails."""
+
+
+def resident_bytes() -> int:
+    """This process's resident set size (Linux: /proc/self/statm), or 0 where it cannot be read."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def budget_seconds(converter) -> float:
     """How long one pass of ``converter`` over one notebook may take: autograde's, the kernel's notebook
     budget plus ``MARGIN_SECONDS``; any other converter's (generate_feedback), ``MARGIN_SECONDS``."""
@@ -206,30 +226,58 @@ def budget_seconds(converter) -> float:
     return float(MARGIN_SECONDS)
 
 
-def watchdog(seconds: float, what: str):
-    """A context in which SIGALRM raises OverBudget after ``seconds`` (main thread only: elsewhere it does
-    nothing, and the class runner's per-submission --timeout is the bound)."""
+def watchdog(seconds: float, what: str, memory_bytes: int | None = None):
+    """A context in which SIGALRM raises OverBudget after ``seconds``, and OverMemory is raised once this
+    process's resident memory has grown by more than ``memory_bytes`` (default ``MEMORY_BUDGET_BYTES``) since
+    the context began: a thread samples it and signals the main thread (SIGUSR1), whose handler raises at
+    the next Python instruction. Main thread only: elsewhere it does nothing, and the class runner's
+    per-submission --timeout is the bound."""
     import contextlib
     import signal
     import threading
+
+    budget = MEMORY_BUDGET_BYTES if memory_bytes is None else memory_bytes
 
     @contextlib.contextmanager
     def armed():
         if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0]:
             yield  # not the main thread, or a budget already running (a nested pass)
             return
+        start = resident_bytes()
+        grown = []  # the growth the sampler saw, once it passed the budget
 
-        def over(signum, frame):
+        def over_time(signum, frame):
             raise OverBudget(f"{what} took more than {seconds:.0f} s: not graded (the grader's own work on it was "
                              "stopped; the next student is graded)")
 
-        previous = signal.signal(signal.SIGALRM, over)
+        def over_memory(signum, frame):
+            if grown:
+                raise OverMemory(f"{what} made the grader's memory grow by {grown[0] / 2**20:,.0f} MiB, more than "
+                                 f"its budget of {budget / 2**20:,.0f} MiB: not graded (the grader's own work on it "
+                                 "was stopped; the next student is graded)")
+
+        stop = threading.Event()
+        main = threading.main_thread().ident
+
+        def sample():
+            while not stop.wait(MEMORY_POLL_SECONDS):
+                if start and resident_bytes() - start > budget:
+                    grown.append(resident_bytes() - start)
+                    signal.pthread_kill(main, signal.SIGUSR1)
+                    return
+
+        previous = signal.signal(signal.SIGALRM, over_time), signal.signal(signal.SIGUSR1, over_memory)
         signal.setitimer(signal.ITIMER_REAL, seconds)
+        sampler = threading.Thread(target=sample, name="bertgrader-memory-budget", daemon=True)
+        sampler.start()
         try:
             yield
         finally:
+            stop.set()
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+            sampler.join()
+            signal.signal(signal.SIGALRM, previous[0])
+            signal.signal(signal.SIGUSR1, previous[1])
 
     return armed()
 

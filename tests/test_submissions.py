@@ -276,3 +276,35 @@ def test_a_pass_over_a_notebook_that_never_ends_is_stopped_and_only_that_one(mon
     assert submission.MARGIN_SECONDS == 300
     monkeypatch.undo()
     assert submission.budget_seconds(GenerateFeedback()) == 300
+
+
+def test_a_pass_whose_memory_runs_away_is_stopped_and_only_that_one(monkeypatch):
+    """The same watchdog's memory budget: a pass that keeps allocating (standing in for a parse that blows
+    up) raises OverMemory once the grader's resident memory has grown past the budget (lowered here to
+    64 MiB), long before it would have taken what it asked for; the next student's pass runs as usual."""
+    import signal
+    import time
+
+    from bertgrader import submission
+
+    handler_before = signal.getsignal(signal.SIGUSR1)
+
+    class Greedy:
+        held = []
+
+        def convert_single_notebook(self, filename):
+            if filename == "greedy.ipynb":
+                for _ in range(64):  # 64 x 16 MiB = 1 GiB, touched so that it is resident
+                    self.held.append(bytearray(16 * 2**20))
+                    time.sleep(0.02)
+            return "done"
+
+    submission._install_watchdog(Greedy)
+    monkeypatch.setattr(submission, "MEMORY_BUDGET_BYTES", 64 * 2**20)
+    with pytest.raises(submission.OverMemory, match=r"greedy.ipynb made the grader's memory grow by [\d,]+ MiB, "
+                       r"more than its budget of 64 MiB"):
+        Greedy().convert_single_notebook("greedy.ipynb")
+    assert 48 * 2**20 <= len(Greedy.held) * 16 * 2**20 < 2**30  # stopped past the budget, before the whole GiB
+    Greedy.held.clear()
+    assert Greedy().convert_single_notebook("next.ipynb") == "done"
+    assert signal.getsignal(signal.SIGUSR1) == handler_before  # the handler put back
