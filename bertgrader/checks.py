@@ -35,14 +35,15 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
 from pathlib import Path
 
 import torch
 
 from bertgrader.assignment import HIDDEN_TESTS
 from bertgrader.kernel import wire
-from bertgrader.kernel.watch import lift_leaves
-from bertgrader.remote import EffectFailed, KernelGone, StudentError
+from bertgrader.kernel.watch import float_tensors, lift_leaves
+from bertgrader.remote import EffectFailed, KernelGone, Linearised, StudentError
 
 
 
@@ -186,15 +187,63 @@ def _grad_label(key: str, names: dict) -> str:
     return f"`{key}`"
 
 
+def linearised(fn, *args, **kwargs) -> Linearised:
+    """A stand-in that gradients pass through, for a part that builds on another (``same_gradients(...,
+    stand_ins={"attention": linearised(eager_attention, q, k, v, mask)})``): ``fn`` (the correct function, run
+    here, its parameters named as the notebook's function names them) at the arguments it should be given,
+    and its Jacobian there with respect to every float tensor argument and every parameter of a module
+    argument. In the kernel the stand-in returns the same value plus J (x - x0), x what it was given: its
+    gradient is the correct function's, so a gradient the student's own code cuts shows, and one that the
+    student's code passes on reaches what it gave the stand-in. Sizes: one backward pass per output number."""
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    inputs, call = [], {}
+    for name, value in bound.arguments.items():
+        if isinstance(value, torch.nn.Module):
+            inputs += [(f"{name}.{p_name}", p) for p_name, p in value.named_parameters()]
+            call[name] = value
+        elif isinstance(value, torch.Tensor) and value.is_floating_point():
+            call[name] = value.detach().clone().requires_grad_()
+            inputs.append((name, call[name]))
+        else:
+            call[name] = value
+    for _, t in inputs:
+        t.grad = None
+    with torch.enable_grad():
+        result = fn(**call)
+    outputs = float_tensors(result)
+    flat = torch.cat([t.reshape(-1) for t in outputs])
+    leaves = [t for _, t in inputs]
+    rows = []
+    for i in range(flat.numel()):
+        grads = torch.autograd.grad(flat[i], leaves, retain_graph=True, allow_unused=True)
+        rows.append(torch.cat([(g if g is not None else torch.zeros_like(t)).reshape(-1)
+                               for g, t in zip(grads, leaves)]))
+    jacobian = torch.stack(rows).detach()  # (outputs, inputs)
+    value = _detached(result)
+    return Linearised(value, {"names": list(inspect.signature(fn).parameters), "wrt": [k for k, _ in inputs],
+                              "jacobian": jacobian})
+
+
+def _detached(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, (list, tuple)):
+        items = [_detached(v) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    return value
+
+
 def same_gradients(remote_fn, reference_fn, *args, output=None, seed: int = 0, rtol: float = 1e-4,
-                   atol: float = 1e-5, **kwargs) -> None:
+                   atol: float = 1e-5, stand_ins: dict | None = None, **kwargs) -> None:
     """The gradients of the student's ``remote_fn`` (a Remote) and of ``reference_fn`` (bertlib's, here) agree
     on these arguments: one random cotangent (seeded ``seed``) shaped like the reference's output (the result,
     or its item/field ``output``) is backpropagated through each; the gradient of every float input and every
     parameter (of the model called, of a module given) that the reference's reaches is compared. A
-    CheckFailed names what differs: "no gradient reaches `word_embeddings.weight` (...)"."""
+    CheckFailed names what differs: "no gradient reaches `word_embeddings.weight` (...)". ``stand_ins``: for a
+    part graded with a stand-in for another ({name: linearised(...)}, as call_standing_in's), the reference
+    being the whole computation (bertlib's layer, say)."""
     cotangent, expected = reference_gradients(reference_fn, seed, *args, output=output, **kwargs)
-    got = remote_fn.gradients(cotangent, *args, output=output, **kwargs)
+    got = remote_fn.gradients(cotangent, *args, output=output, stand_ins=stand_ins, **kwargs)
     names = got.get("names") if isinstance(got.get("names"), dict) else {}
     check(list(got["shape"]) == list(cotangent.shape),
           f"expected an output of shape {tuple(cotangent.shape)}, got {tuple(got['shape'])}")

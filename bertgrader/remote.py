@@ -24,6 +24,7 @@ attribute in ``DRIVING`` (``model.eval()``, ``model.load_state_dict(...)``, ``st
     g.get_state()                                   # its state now, as data
     wire.Strided(t)                                 # an argument that arrives as a non-contiguous view
     model.gradients(cotangent, ids, output="logits")   # see checks.same_gradients
+    f.gradients(cotangent, layer, x, stand_ins={"self_attention": checks.linearised(...)})   # through a stand-in
 
 ``allow`` maps a rule of ``effects.RULES`` to the reason the task gives (a few words; a rule name that does
 not exist, or no reason, is a ValueError).
@@ -116,6 +117,24 @@ class Student:
         return (value, answer) if reply else value
 
 
+class Linearised:
+    """A stand-in's answer that gradients pass through: ``value`` (the correct result of the part it stands for,
+    data) and ``linear`` ({"names", "wrt", "jacobian"}: the correct function's derivative at the input it
+    should get, with respect to the tensors and module parameters ``wrt`` names). Made by checks.linearised;
+    a call (``call_standing_in``) sends the value alone, ``gradients`` both."""
+
+    def __init__(self, value, linear: dict):
+        self.value, self.linear = value, linear
+
+
+def _stand_in_request(stand_ins: dict, linear: bool) -> dict:
+    """The request's "stand_in" (and, with ``linear``, "linear") fields for these stand-ins."""
+    request = {"stand_in": {name: v.value if isinstance(v, Linearised) else v for name, v in stand_ins.items()}}
+    if linear:
+        request["linear"] = {name: v.linear for name, v in stand_ins.items() if isinstance(v, Linearised)}
+    return request
+
+
 def _unwrap(value):
     """Remotes in the arguments travel as handles to the objects they stand for."""
     if isinstance(value, Remote):
@@ -196,7 +215,7 @@ class Remote:
         ``manual_seed``: torch.manual_seed(manual_seed) in the kernel just before the call."""
         target = self if manual_seed is None else Remote(self._student, self._target, self._path,
                                                           {**self._options, "manual_seed": int(manual_seed)})
-        out = target._call(list(args), kwargs, stand_in=dict(stand_ins))
+        out = target._call(list(args), kwargs, **_stand_in_request(stand_ins, linear=False))
         if isinstance(out, Remote) or not isinstance(out, dict) or not isinstance(out.get("calls"), dict):
             raise StudentError("the answer could not travel back as data", "protocol")
         calls = {name: out["calls"].get(name) for name in stand_ins}
@@ -204,15 +223,19 @@ class Remote:
             raise StudentError("the answer could not travel back as data", "protocol")
         return out["result"], calls
 
-    def gradients(self, cotangent: torch.Tensor, *args, output=None, **kwargs) -> dict:
+    def gradients(self, cotangent: torch.Tensor, *args, output=None, stand_ins: dict | None = None,
+                  **kwargs) -> dict:
         """Call this in the kernel with every floating-point tensor argument a leaf that requires grad,
         backpropagate ``cotangent`` from the output (the result, or its item/field ``output``), and return
         {"shape", "dtype", "connected", "names", "grads"}: "grads" maps each such argument's key ("0", "mask")
         and each parameter of the model called ("dense.weight") or of a module given ("2.dense.weight") to
-        its gradient, None where none arrived. checks.same_gradients compares them with the reference's."""
+        its gradient, None where none arrived. checks.same_gradients compares them with the reference's.
+        ``stand_ins``: as call_standing_in's, for a part that builds on another; a Linearised one passes the
+        gradient on to what it was given (a plain value stops it there)."""
         out = self._student._request({"op": "grad", "target": self._target, "path": self._path,
                                       "args": _unwrap(list(args)), "kwargs": _unwrap(kwargs),
-                                      "cotangent": cotangent, "output": output})
+                                      "cotangent": cotangent, "output": output,
+                                      **(_stand_in_request(stand_ins, linear=True) if stand_ins else {})})
         ok = (isinstance(out, dict) and isinstance(out.get("grads"), dict) and isinstance(out.get("shape"), list)
               and all(g is None or isinstance(g, torch.Tensor) for g in out["grads"].values()))
         if not ok:

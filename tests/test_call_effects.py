@@ -327,6 +327,43 @@ def test_a_detached_gradient_is_caught_naming_what_it_no_longer_reaches(student)
     same_gradients(student.project, reference_project, wire.Strided(x), sent)
 
 
+def test_a_gradient_goes_through_a_linearised_stand_in_and_a_cut_before_it_is_caught(student):
+    """A part graded with a stand-in for another (call_standing_in) has its gradients compared too: the stand-in
+    is the correct function's linearisation at the input it should get (checks.linearised), so the gradient
+    reaches what the student's code gave it, and a cut in the student's own code shows."""
+    student, kernel = student
+    kernel.define("""
+        def inner(x, dense):  # the part stood in for: never runs while the stand-in answers
+            raise RuntimeError("the stand-in should answer")
+
+        def outer(dense, x):
+            return torch.tanh(inner(2 * x, dense=dense))
+
+        def outer_cut(dense, x):
+            return torch.tanh(inner((2 * x).detach(), dense))
+    """)
+    torch.manual_seed(1)
+    dense, x = torch.nn.Linear(4, 3), torch.randn(2, 4)
+    sent = wire.Module.of(dense, 4, 3)
+
+    def reference(dense, x):  # the whole computation, bertlib's side
+        return torch.tanh(dense(2 * x))
+
+    def inner(x, dense):
+        return dense(x)
+
+    stand_in = checks.linearised(inner, 2 * x, dense)
+    assert stand_in.linear["wrt"] == ["x", "dense.weight", "dense.bias"]
+    got, calls = student.outer.call_standing_in({"inner": stand_in}, sent, x)
+    assert torch.allclose(got, reference(dense, x).detach()) and len(calls["inner"]) == 1
+    same_gradients(student.outer, reference, sent, x, stand_ins={"inner": stand_in})
+    with pytest.raises(CheckFailed, match=r"no gradient reaches the input `x` \(argument 2\)"):
+        same_gradients(student.outer_cut, reference, sent, x, stand_ins={"inner": stand_in})
+    # A stand-in that answers a plain value stops the gradient: what the linearisation is for.
+    with pytest.raises(CheckFailed, match="no gradient flows back"):
+        same_gradients(student.outer, reference, sent, x, stand_ins={"inner": stand_in.value})
+
+
 # ------------------------------------------------------------------------------------------ (f) dtype, forms
 def test_float32_returned_for_float64_is_caught_and_a_strided_input_is_tried(student):
     student, kernel = student

@@ -10,8 +10,9 @@ the grader only ever reads data from here and decides everything on its own side
 
 Requests (``op``): "get" an attribute; "call" a function or object (``watch``: measure what the call did,
 bertgrader.kernel.watch, and send the report as ``effects``; ``manual_seed``: seed torch's global generator
-first; ``return_args``; ``stand_in``); "keep" a value built here (a generator two calls share) and answer
-a handle to it; "grad": call, backpropagate the grader's cotangent, answer the gradients (``_gradients``).
+first; ``return_args``; ``stand_in``, with ``linear``); "keep" a value built here (a generator two calls share) and answer
+a handle to it; "grad": call (with ``stand_in`` and ``linear`` too), backpropagate the grader's cotangent, answer
+the gradients (``_gradients``).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import traceback
 import torch
 
 from bertgrader.kernel import wire
-from bertgrader.kernel.watch import Watch, arguments, data_or_none, lift_leaves, parameter_names
+from bertgrader.kernel.watch import Watch, arguments, data_or_none, float_tensors, lift_leaves, parameter_names
 
 MIME = "application/x-bert-grader"
 _objects: dict[int, object] = {}
@@ -82,13 +83,15 @@ def _run(request: dict):
     args, kwargs = _resolve(request.get("args", [])), _resolve(request.get("kwargs", {}))
     model = root if isinstance(root, torch.nn.Module) else obj if isinstance(obj, torch.nn.Module) else None
     if request["op"] == "grad":
-        return _gradients(obj, model, args, kwargs, request["cotangent"], request.get("output")), {}
+        with _standing_in(namespace, request.get("stand_in") or {}, request.get("linear") or {}, args, record=False):
+            return _gradients(obj, model, args, kwargs, request["cotangent"], request.get("output")), {}
     if request.get("manual_seed") is not None:
         torch.manual_seed(int(request["manual_seed"]))
     watch = Watch(args, kwargs, fn=obj, self_module=model) if request.get("watch") else None
     with watch or contextlib.nullcontext():
         if "stand_in" in request:
-            result = _call_standing_in(namespace, obj, args, kwargs, request["stand_in"])
+            with _standing_in(namespace, request["stand_in"], request.get("linear") or {}, args) as calls:
+                result = {"result": obj(*args, **kwargs), "calls": calls}
         else:
             result = obj(*args, **kwargs)
     if request.get("return_args"):
@@ -148,36 +151,76 @@ def _where(value, args) -> str | None:
     return None
 
 
-def _call_standing_in(namespace: dict, obj, args, kwargs, stand_ins: dict):
-    """Call ``obj`` while each notebook function named in ``stand_ins`` is replaced by one that records what it
-    is given and returns ``stand_ins[name]``: how a part that builds on others is graded, with their correct
-    results, computed by the grader. What was recorded goes back as data (an object that is not data as
-    where it sits among the call's arguments); the grader checks it, never this module."""
+@contextlib.contextmanager
+def _standing_in(namespace: dict, stand_ins: dict, linear: dict, args, record: bool = True):
+    """While active, each notebook function named in ``stand_ins`` is replaced by one that records what it is
+    given and returns ``stand_ins[name]``: how a part that builds on others is graded, with their correct
+    results, computed by the grader. Yields {name: [each call as {"args", "kwargs", "where"}]}: data (an
+    object that is not data as where it sits among the call's arguments, ``args``); the grader checks it,
+    never this module. ``linear[name]``, when given, makes that stand-in differentiable (``_linear_part``)."""
     calls = {name: [] for name in stand_ins}
     blobs = {name: wire.encode(value) for name, value in stand_ins.items()}  # encoded once, decoded per call
 
     def stand_in(name):
         def record(*a, **k):
-            given = {**{str(i): x for i, x in enumerate(a)}, **k}
-            data = {key: data_or_none(x) for key, x in given.items()}  # each argument encoded once
-            calls[name].append({
-                "args": [data[str(i)] for i in range(len(a))], "kwargs": {key: data[key] for key in k},
-                "where": {key: _where(x, args) for key, x in given.items() if x is not None and data[key] is None}})
-            return wire.decode(blobs[name], build=wire.materialize)  # a fresh copy each time
+            if record_calls:
+                given = {**{str(i): x for i, x in enumerate(a)}, **k}
+                data = {key: data_or_none(x) for key, x in given.items()}  # each argument encoded once
+                calls[name].append({
+                    "args": [data[str(i)] for i in range(len(a))], "kwargs": {key: data[key] for key in k},
+                    "where": {key: _where(x, args) for key, x in given.items() if x is not None and data[key] is None}})
+            value = wire.decode(blobs[name], build=wire.materialize)  # a fresh copy each time
+            return _linear_part(value, linear[name], a, k) if name in linear else value
         return record
 
+    record_calls = record
     missing = object()
     theirs = {name: namespace.get(name, missing) for name in stand_ins}
     namespace.update({name: stand_in(name) for name in stand_ins})
     try:
-        result = obj(*args, **kwargs)
+        yield calls
     finally:
         for name, value in theirs.items():
             if value is missing:
                 namespace.pop(name, None)
             else:
                 namespace[name] = value
-    return {"result": result, "calls": calls}
+
+
+def _linear_part(value, spec: dict, a, k):
+    """``value`` plus J (x - x0) where x is what the stand-in was given (the tensors and module parameters
+    ``spec["wrt"]`` names: "hidden_states", "attn.query.weight", by the stand-in's parameter names
+    ``spec["names"]``) and x0 the same, detached: the same numbers, and the gradient of the correct function
+    at the input it should get, J^T g, the grader's Jacobian J (``spec["jacobian"]``, outputs x inputs). So a
+    gradient that reaches the stand-in goes on to what it was given, as through the function it stands for."""
+    if not torch.is_grad_enabled():
+        return value
+    bound = dict(zip(spec["names"], a)) | dict(k)
+    inputs = []
+    for key in spec["wrt"]:
+        head, _, rest = key.partition(".")
+        if bound.get(head) is None:
+            raise TypeError(f"missing the argument `{head}`")
+        x = bound[head].get_parameter(rest) if rest else bound[head]
+        inputs.append(x.reshape(-1))
+    x = torch.cat(inputs)
+    if not x.requires_grad:
+        return value
+    delta = torch.where(torch.isfinite(x), x - x.detach(), torch.zeros_like(x))  # 0, with x's gradient
+    step = spec["jacobian"].to(delta.dtype) @ delta  # (outputs,)
+    outputs, pieces, at = float_tensors(value), {}, 0
+    for t in outputs:
+        pieces[id(t)] = step[at:at + t.numel()].reshape(t.shape).to(t.dtype)
+        at += t.numel()
+
+    def add(v, depth=0):
+        if isinstance(v, torch.Tensor) and id(v) in pieces:
+            return v + pieces[id(v)]
+        if isinstance(v, (list, tuple)) and depth < 4:
+            items = [add(x, depth + 1) for x in v]
+            return items if isinstance(v, list) else tuple(items)
+        return v
+    return add(value)
 
 
 def serve(text: str) -> None:

@@ -226,3 +226,15 @@ def lift_leaves(value, key: str, leaves: dict, depth: int = 0):
     if isinstance(value, dict) and depth < 4:
         return {k: lift_leaves(v, f"{key}[{k}]", leaves, depth + 1) for k, v in value.items()}
     return value
+
+
+def float_tensors(value, found: list | None = None, depth: int = 0) -> list:
+    """The floating-point tensors of a result (a tensor, or tuples and lists of them, 4 deep), in order: what a
+    linearised stand-in's Jacobian has a row for, here (the grader, checks.linearised) and in the kernel."""
+    found = [] if found is None else found
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        found.append(value)
+    elif isinstance(value, (list, tuple)) and depth < 4:
+        for v in value:
+            float_tensors(v, found, depth + 1)
+    return found
