@@ -8,7 +8,8 @@ nbgrader_config.py is settings only (``c.X = Y``), then ``configure(c)``, which
   its command line (``autograde X``, ``--assignment X``, ``--assignment=X``, ``--db ...``): refuses to grade when
   the sandbox cannot run here (unless ``--TrustedExecute.sandbox=none``), and registers an assignment the
   gradebook lacks from solutions/, as ``python -m bertgrader`` does (a fresh clone has no gradebook.db);
-- makes ``nbgrader validate`` break a long line of a failing test instead of cutting it;
+- makes ``nbgrader validate`` name each failing cell's reason first, whole, and exit 1 on a failure
+  (``bertgrader.validate``);
 - silences the one SQLAlchemy warning nbgrader's gradebook raises at every autograde (nothing to act on);
 - cleans every page's HTML after rendering, whatever a student's markdown or output holds
   (``bertgrader.sanitize.install``: the feedback page, Formgrader's, ``jupyter nbconvert --config``);
@@ -31,7 +32,9 @@ def configure(c) -> None:
     check_submissions()
     _quiet_gradebook()
     _before_autograde()
-    _validator_breaks_long_lines()
+    from bertgrader.validate import install as validate_reason_first
+
+    validate_reason_first()  # nbgrader validate: each failure's reason first, whole; exit 1 on a failure
     from bertgrader.feedback import offline_formgrader
     from bertgrader.sanitize import install as sanitise_pages
 
@@ -130,20 +133,3 @@ def register_missing(converter) -> None:
                            "generate_assignment does; %s/ untouched)", name, cd.source_directory, name,
                            cd.release_directory)
         register_assignment(cfg, name)
-
-
-# ------------------------------------------------------------------------------ nbgrader validate
-@_once
-def _validator_breaks_long_lines() -> None:
-    """``nbgrader validate`` (the student's check) cuts every line of a failing cell's source and error at
-    Validator.width characters ("expected 2.740446, go..."), and a test's message is one long line. Keep the
-    width for its separators and summaries, and break a longer line into pieces of that width instead."""
-    from nbgrader.validator import Validator, strip_ansi
-
-    def _indent(self, val: str) -> str:
-        width = max(self.width - 3 - len(self.indent), 20)
-        return "\n".join(self.indent + line[i:i + width]
-                         for line in (strip_ansi(line) for line in val.split("\n"))
-                         for i in range(0, max(len(line), 1), width))
-
-    Validator._indent = _indent

@@ -1,12 +1,14 @@
-"""The student's `nbgrader validate` shows a failing test's whole message (issue 18 §8).
+"""The student's `nbgrader validate`: each failing cell's reason first, whole, and exit status 1 (issue 29 §10).
 
-nbgrader's Validator cuts every line at its width (90 characters), and a test's message is one long line;
-nbgrader_config.py makes it break such a line into pieces of that width instead. This runs the real
-`nbgrader validate`, from the course root (where nbgrader_config.py is read), on a one-cell notebook whose
-graded test fails with a message of 300 characters. Its kernel talks over ipc, so ipykernel's warning that
-TCP "without encryption" can be eavesdropped is not printed on every validate (nbgrader_config.py).
+nbgrader prints each failing test cell's source, then its traceback, every line cut or broken at 90
+characters, the reason last, and exits 0 on a failing notebook; nbgrader_config.py installs
+bertgrader/validate.py instead. These run the real `nbgrader` command of the virtualenv, as a student runs it,
+from the course root (where nbgrader_config.py is read), and read its exit status and its first lines.
+Its kernel talks over ipc, so ipykernel's warning that TCP "without encryption" can be eavesdropped is not
+printed (nbgrader_config.py).
 """
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,24 +16,65 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
-MESSAGE = "the_start_" + "x" * 280 + "_the_end"  # one line, no spaces: only a cut can lose its end
+NBGRADER = Path(sys.executable).parent / "nbgrader"
+MESSAGE = "the_start_" + "x" * 280 + " and a few words at the_end"  # no space for 280 characters: a cut loses it
 
 
-def test_validate_shows_a_long_message_whole(tmp_path):
-    nb = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_code_cell(f"assert False, {MESSAGE!r}")
+def validate(path, cwd=ROOT):
+    env = dict(os.environ, PATH=f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    proc = subprocess.run([str(NBGRADER), "validate", str(path)], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=300)
+    return proc.returncode, proc.stdout
+
+
+def _graded(source, grade_id):
+    cell = nbformat.v4.new_code_cell(source)
     cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "points": 1,
-                                 "grade_id": "test_long", "schema_version": 3}
-    nb.cells.append(cell)
+                                 "grade_id": grade_id, "schema_version": 3}
+    return cell
+
+
+def test_a_long_message_comes_first_whole_and_the_exit_status_is_1(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("## Part 1: a long message"),
+                _graded("x = 1\n" * 40 + f"assert False, {MESSAGE!r}", "test_long")]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path = tmp_path / "long.ipynb"
-    nbformat.write(nb, path)
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", "validate", str(path)], cwd=ROOT, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-    assert "VALIDATION FAILED" in proc.stdout, proc.stdout[-2000:]
-    error = proc.stdout[proc.stdout.index("The error was:"):]
-    lines = [line.strip() for line in error.splitlines()]
-    assert all(len(line) <= 90 for line in lines), "a line is wider than the validator's width"
-    assert MESSAGE in "".join(lines), f"the message was cut:\n{error[-1500:]}"
-    assert "without encryption" not in proc.stdout, f"validate printed the TCP warning:\n{proc.stdout[:1500]}"
+    nbformat.write(nb, tmp_path / "long.ipynb")
+    rc, out = validate(tmp_path / "long.ipynb")
+    assert rc == 1, f"validate exited {rc} on a failing notebook:\n{out[:1500]}"
+    lines = [line for line in out.splitlines() if not line.startswith("[ValidateApp")]
+    assert lines[0].startswith("VALIDATION FAILED ON 1 CELL(S)!"), out[:1500]
+    reason = next(line for line in lines if line.startswith("1. "))
+    assert reason == f"1. Part 1: a long message, test test_long: AssertionError: {MESSAGE}", out[:1500]
+    assert lines.index(reason) <= 3, f"the reason is not among the first lines:\n{out[:1500]}"
+    assert out.index(reason) < out.index("Traceback"), "the traceback comes before the reason"
+    assert "x = 1\n    x = 1\n    x = 1\n    x = 1\n    x = 1\n    x = 1" not in out, "the test cell's source is printed"
+    assert "without encryption" not in out, f"validate printed the TCP warning:\n{out[:1500]}"
+
+
+def test_the_released_notebook_names_each_unanswered_part_first(tmp_path):
+    path = tmp_path / "01_positioning.ipynb"
+    shutil.copy(ROOT / "exercises" / "01_positioning" / "01_positioning.ipynb", path)
+    rc, out = validate(path)
+    assert rc == 1, out[:1500]
+    lines = [line for line in out.splitlines() if line.strip() and not line.startswith("[ValidateApp")]
+    assert lines[0].startswith("VALIDATION FAILED ON 4 CELL(S)!"), out[:1500]
+    for i, (function, test) in enumerate([("bidirectional_visibility", "test_bidirectional"), ("causal_visibility", "test_causal"),
+                                          ("causal_padded_visibility", "test_causal_padded")], 1):
+        assert lines[i].startswith(f"{i}. Part {i}: ") and f", test {test}: NotImplementedError: not answered yet " \
+            f"(`raise NotImplementedError()` is still in {function}" in lines[i], out[:2500]
+    assert lines[4].startswith("4. Part 4, written: ") and lines[4].endswith(
+        ", answer explain_generation: You did not provide a response."), out[:2500]
+
+
+def test_a_notebook_that_passes_exits_0(tmp_path):
+    path = tmp_path / "01_positioning.ipynb"
+    shutil.copy(ROOT / "solutions" / "01_positioning" / "01_positioning.ipynb", path)
+    rc, out = validate(path)
+    assert rc == 0, out[-1500:]
+    assert "Success! Your notebook passes all the tests." in out
+
+
+def test_a_path_that_matches_nothing_exits_1(tmp_path):
+    rc, out = validate(tmp_path / "no_such_notebook.ipynb")
+    assert rc == 1 and "No notebook matches" in out, out

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import contextlib
+import linecache
 import logging
 import os
 import sys
@@ -32,15 +33,23 @@ def setup() -> None:
 
 
 def _raising_code(name: str, n_free: int):
-    """A code object that raises, with as many free variables as the one it replaces (Python checks that)."""
+    """A code object that raises, with as many free variables as the one it replaces (Python checks that).
+
+    Its source is in linecache under a name that says what it is, so the traceback's last frame shows the
+    line that raised (IPython printed "Could not get source" for it otherwise)."""
+    short = name.rsplit(".", 1)[-1]
     free = [f"_v{i}" for i in range(n_free)]
-    src = ("def _outer():\n" + "".join(f"    {v} = None\n" for v in free)
-           + "    def _off(*args, **kwargs):\n" + "".join(f"        {v}\n" for v in free)
+    src = ("def switched_off():\n" + "".join(f"    {v} = None\n" for v in free)
+           + f"    def {short}(*args, **kwargs):  # bertlib's, switched off while the visible test runs\n"
            + f"        raise RuntimeError({name + ' is switched off in this test: write it yourself'!r})\n"
-           + "    return _off\n")
+           + "".join(f"        {v}\n" for v in free)  # never run: they make the free variables
+           + f"    return {short}\n")
+    filename = f"<{name}, switched off>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)  # no mtime: kept
     namespace: dict = {}
-    exec(src, namespace)
-    return namespace["_outer"]().__code__
+    exec(compile(src, filename, "exec"), namespace)
+    code = namespace["switched_off"]().__code__
+    return code.replace(co_qualname=short) if hasattr(code, "co_qualname") else code
 
 
 @contextlib.contextmanager
