@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
+import sys
 from pathlib import Path
 
 import torch
@@ -79,15 +80,44 @@ def case(description: str):
         raise CheckFailed(f"{description}: {_unexpected(e)}") from None
 
 
+# The module an assignment's tests build their inputs with, solutions/<a>/inputs.py: handed out beside the
+# notebook (nbgrader releases it, and autograde puts the instructor's copy beside each submission), imported
+# by the notebook's setup cell and by the hidden tests alike, as `from inputs import ...`.
+INPUTS = "inputs"
+
+
 def load(source_dir: Path):
-    """The hidden-tests module of an assignment's source folder, or None if it has none."""
+    """The hidden-tests module of an assignment's source folder, or None if it has none. While it loads,
+    ``import inputs`` finds that folder's inputs.py (each assignment its own, whichever was loaded before)."""
     path = Path(source_dir) / HIDDEN_TESTS
     if not path.is_file():
         return None
     spec = importlib.util.spec_from_file_location(f"hidden_tests_{Path(source_dir).name}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    with _inputs_of(Path(source_dir)):
+        spec.loader.exec_module(module)
     return module
+
+
+@contextlib.contextmanager
+def _inputs_of(source_dir: Path):
+    path = source_dir / f"{INPUTS}.py"
+    if not path.is_file():
+        yield
+        return
+    spec = importlib.util.spec_from_file_location(f"{INPUTS}_{source_dir.name}", path)
+    inputs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(inputs)
+    missing = object()
+    before = sys.modules.get(INPUTS, missing)
+    sys.modules[INPUTS] = inputs
+    try:
+        yield
+    finally:
+        if before is missing:
+            sys.modules.pop(INPUTS, None)
+        else:
+            sys.modules[INPUTS] = before
 
 
 def run(module, grade_id: str, student) -> str | None:
@@ -173,7 +203,7 @@ def reference_gradients(reference_fn, cotangent_seed: int, *args, output=None, *
     if not isinstance(out, torch.Tensor) or not out.requires_grad:
         raise ValueError("the reference's output is not differentiable: same_gradients needs one that is")
     cotangent = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(cotangent_seed))
-    out.backward(cotangent)
+    (out * cotangent).sum().backward()  # as the kernel does it (kernel_side._gradients): no sympy import
     return cotangent, {key: t.grad for key, t in [*leaves.items(), *params.items()]}
 
 
