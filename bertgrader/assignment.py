@@ -24,6 +24,9 @@ one cell per `# %%` header. The header says what nbgrader makes of the cell:
     # %% solution <grade_id>         the student writes this; ### BEGIN/END SOLUTION mark the answer
     # %% tests <grade_id> points=<n> graded, read-only: the visible tests; HIDDEN_NOTE is put after them
                                      (the hidden tests are the function <grade_id> of hidden_tests.py)
+    # %% written <grade_id> points=<n>  a written answer, graded by hand in Formgrader: a markdown cell whose
+                                     ### BEGIN/END SOLUTION region holds the rubric and a full answer (the
+                                     release shows "YOUR ANSWER HERE"; Formgrader shows the grader the rubric)
 
 Before the first header the file holds its docstring only (not part of the notebook). A cell's code is
 the lines up to the next header, without the blank lines around it. The notebook is plain .ipynb with
@@ -139,7 +142,7 @@ def to_notebook_cell(cell: Cell, path: Path):
     code = cell.code
     if kind != "[markdown]" and "### BEGIN HIDDEN TESTS" in code:
         raise SourceError(f"{where}: hidden tests belong in hidden_tests.py, never in the notebook")
-    allowed = {"tests": {"points"}}.get(kind, set())
+    allowed = {"tests": {"points"}, "written": {"points"}}.get(kind, set())
     if set(cell.options) - allowed:
         raise SourceError(f"{where}: unknown option(s) {sorted(set(cell.options) - allowed)} for a {kind} cell")
     if kind == "[markdown]" and not ids:
@@ -162,8 +165,18 @@ def to_notebook_cell(cell: Cell, path: Path):
             raise SourceError(f"{where}: a graded test cell keeps at least one visible assert")
         return nbformat.v4.new_code_cell(code + "\n\n" + HIDDEN_NOTE, metadata=_nbgrader(
             ids[0], grade=True, solution=False, locked=True, points=_points(cell.options["points"], where)))
+    if kind == "written" and len(ids) == 1:
+        if "points" not in cell.options:
+            raise SourceError(f"{where}: a written answer says what it is worth: `# %% written {ids[0]} points=N`")
+        text = _markdown(cell, where)
+        if not re.search(r"^### BEGIN SOLUTION$.+^### END SOLUTION$", text, re.M | re.S):
+            raise SourceError(f"{where}: put the rubric and a full answer between `# ### BEGIN SOLUTION` and "
+                              f"`# ### END SOLUTION` lines (the release replaces them by the student's box)")
+        return nbformat.v4.new_markdown_cell(text, metadata=_nbgrader(
+            ids[0], grade=True, solution=True, locked=False, points=_points(cell.options["points"], where)))
     raise SourceError(f"{where}: unknown cell header `# %% {' '.join(cell.header)}`; expected `[markdown]`, "
-                      f"nothing, `setup`, `solution <grade_id>` or `tests <grade_id> points=N`")
+                      f"nothing, `setup`, `solution <grade_id>`, `tests <grade_id> points=N` or "
+                      f"`written <grade_id> points=N`")
 
 
 def _shown(path: Path) -> Path:
@@ -323,14 +336,37 @@ def is_graded(cell) -> bool:
     return bool(cell.metadata.get("nbgrader", {}).get("grade"))
 
 
+def is_written(cell) -> bool:
+    """A written answer: a markdown cell graded by hand (nbgrader's "manually graded answer")."""
+    return cell.cell_type == "markdown" and is_graded(cell) and is_solution(cell)
+
+
+def rubric(cell) -> str:
+    """What a written answer's source cell holds for the grader: its solution region (rubric, full answer)."""
+    m = re.search(r"^### BEGIN SOLUTION$\n?(.*?)^### END SOLUTION$", cell.source, re.M | re.S)
+    return m.group(1).strip("\n") if m else ""
+
+
 def solution_answers(source_nb) -> dict[str, str]:
-    """{grade_id: source} of every solution cell of a source notebook (the instructor's answers)."""
-    return {grade_id(c): c.source for c in source_nb.cells if is_solution(c)}
+    """{grade_id: source} of every solution cell of a source notebook (the instructor's answers; a written
+    answer's is its solution region, the rubric and a full answer, without the markers)."""
+    return {grade_id(c): rubric(c) if is_written(c) else c.source for c in source_nb.cells if is_solution(c)}
 
 
 def points(source_nb) -> dict[str, float]:
-    """{grade_id: points} of every graded cell."""
+    """{grade_id: points} of every graded cell: the autograded parts and the written answers."""
     return {grade_id(c): float(c.metadata["nbgrader"]["points"]) for c in source_nb.cells if is_graded(c)}
+
+
+def autograded_points(source_nb) -> dict[str, float]:
+    """{grade_id: points} of the parts the grader scores (every graded cell but the written answers)."""
+    return {grade_id(c): float(c.metadata["nbgrader"]["points"]) for c in source_nb.cells
+            if is_graded(c) and not is_written(c)}
+
+
+def written_points(source_nb) -> dict[str, float]:
+    """{grade_id: points} of the written answers, graded by hand."""
+    return {grade_id(c): float(c.metadata["nbgrader"]["points"]) for c in source_nb.cells if is_written(c)}
 
 
 def filled(release_nb, answers: dict[str, str]) -> nbformat.NotebookNode:

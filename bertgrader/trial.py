@@ -150,7 +150,8 @@ class Course:
         return Gradebook(f"sqlite:///{self.root / 'gradebook.db'}", course_id="bert-course")
 
     def scores(self, assignment: str, student: str) -> dict[str, float] | None:
-        """{graded cell id: score} of one student's notebook, or None if nbgrader recorded no grades."""
+        """{graded test cell id: score} of one student's notebook (the parts the grader scores; a written
+        answer is graded by hand: ``written``), or None if nbgrader recorded no grades."""
         from nbgrader.api import MissingEntry
 
         with self._gradebook() as gb:
@@ -158,10 +159,26 @@ class Course:
                 nb = gb.find_submission_notebook(assignment, assignment, student)
             except MissingEntry:
                 return None
-            grades = {g.name: g.score for g in nb.grades}
+            grades = {g.name: g.score for g in nb.grades if g.cell.cell_type == "code"}
         if any(s is None for s in grades.values()):  # submission exists, but never graded
             return None
         return grades
+
+    def written(self, assignment: str, student: str) -> dict[str, dict] | None:
+        """{written answer's id: {"score", "auto_score", "manual_score", "extra_credit", "needs_manual_grade",
+        "comment"}} of one student's notebook, as the gradebook holds them (None: no submission)."""
+        from nbgrader.api import MissingEntry
+
+        with self._gradebook() as gb:
+            try:
+                nb = gb.find_submission_notebook(assignment, assignment, student)
+            except MissingEntry:
+                return None
+            comments = {c.name: c.comment for c in nb.comments}
+            return {g.name: {"score": g.score, "auto_score": g.auto_score, "manual_score": g.manual_score,
+                             "extra_credit": g.extra_credit, "needs_manual_grade": g.needs_manual_grade,
+                             "comment": comments.get(g.name)}
+                    for g in nb.grades if g.cell.cell_type == "markdown"}
 
     def total(self, assignment: str, student: str) -> float | None:
         grades = self.scores(assignment, student)

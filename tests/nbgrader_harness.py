@@ -35,7 +35,8 @@ import nbformat
 
 from bertgrader import trial
 from bertgrader.assignment import (  # noqa: F401 (re-exported for the tests)
-    Assignment, filled, grade_id, is_graded, is_solution, points, read_nb, solution_answers,
+    Assignment, autograded_points, filled, grade_id, is_graded, is_solution, is_written, points, read_nb,
+    rubric, solution_answers, written_points,
 )
 from bertgrader.assignment import assignments as course_assignments
 from bertgrader.trial import (  # noqa: F401 (re-exported for the tests)

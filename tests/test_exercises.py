@@ -19,8 +19,9 @@ import re
 import pytest
 
 from nbgrader_harness import (
-    EXERCISES, REPO, SOLUTIONS, Course, assignments, filled, grade_classes, grade_id, is_graded, is_solution, load_mistakes,
-    mistake_submission, notebook_json, points, read_nb, replace_cell, solution_answers, solution_submission,
+    EXERCISES, REPO, SOLUTIONS, Course, assignments, autograded_points, filled, grade_classes, grade_id, is_graded,
+    is_solution, is_written, load_mistakes, mistake_submission, notebook_json, read_nb, replace_cell, rubric,
+    solution_answers, solution_submission, written_points,
 )
 
 ASSIGNMENTS = assignments()
@@ -69,8 +70,12 @@ def test_source_notebook_is_well_formed(a):
     first = nb.cells[0] if nb.cells[0].cell_type == "code" else next(c for c in nb.cells if c.cell_type == "code")
     assert first.metadata.get("nbgrader", {}).get("locked"), f"{a}: the first code cell is the read-only setup"
     assert "from bertgrader.kernel.notebook import *" in first.source, f"{a}: the setup cell imports the helpers"
-    graded = [c for c in nb.cells if is_graded(c)]
-    assert 2 <= len(graded) <= 5, f"{a}: {len(graded)} graded parts, expected 2 to 5"
+    graded = [c for c in nb.cells if is_graded(c) and not is_written(c)]
+    assert 2 <= len(graded) <= 5, f"{a}: {len(graded)} autograded parts, expected 2 to 5"
+    written = [c for c in nb.cells if is_written(c)]
+    assert len(written) == 1, f"{a}: one written answer, graded by hand (issue 29 §4), found {len(written)}"
+    assert "**Rubric" in rubric(written[0]) and "**A full answer" in rubric(written[0]), (
+        f"{a}/{grade_id(written[0])}: its solution region holds the rubric and a full answer for the grader")
     for c in graded:
         assert "assert" in c.source, f"{a}/{grade_id(c)}: no visible assert"
         assert "BEGIN HIDDEN TESTS" not in c.source, f"{a}/{grade_id(c)}: hidden tests belong in hidden_tests.py"
@@ -88,7 +93,7 @@ def test_every_graded_cell_has_hidden_tests(a):
 
     module = load(SOLUTIONS / a)
     assert module is not None, f"{a}: no solutions/{a}/hidden_tests.py"
-    graded = [grade_id(c) for c in read_nb(SOLUTIONS / a / f"{a}.ipynb").cells if is_graded(c)]
+    graded = [grade_id(c) for c in read_nb(SOLUTIONS / a / f"{a}.ipynb").cells if is_graded(c) and not is_written(c)]
     missing = [g for g in graded if not callable(getattr(module, g, None))]
     assert not missing, f"{a}: hidden_tests.py has no test for {missing}"
     switched_off = getattr(module, "SWITCHED_OFF", [])
@@ -145,10 +150,16 @@ def test_release_leaks_no_solution_or_hidden_test(a):
 # -------------------------------------------------------------------------------------------------- grading
 @pytest.mark.parametrize("a", GRADED)
 def test_solution_gets_full_marks(graded, a):
+    """Full marks for every autograded part; its written answer (the full answer of the rubric) waits for the
+    instructor: no score yet, marked as needing a manual grade."""
     course, run = graded[a]
-    expected = points(course.source(a))
+    expected = autograded_points(course.source(a))
     got = course.scores(a, "solution")
     assert got == expected, f"{a}: the solution scored {got}, expected {expected}\n{run.log[-3000:]}"
+    written = course.written(a, "solution")
+    assert set(written) == set(written_points(course.source(a))), written
+    assert all(w["auto_score"] is None and w["manual_score"] is None and w["needs_manual_grade"]
+               for w in written.values()), f"{a}: a written answer is graded by hand: {written}"
 
 
 @pytest.mark.parametrize("a", GRADED)
@@ -168,13 +179,15 @@ def test_untouched_student_version_scores_zero(graded, a):
     course, _ = graded[a]
     got = course.scores(a, "untouched")
     assert got is not None and sum(got.values()) == 0, f"{a}: the untouched student version scored {got}"
+    written = course.written(a, "untouched")  # nbgrader scores an unchanged answer box 0, nothing to grade
+    assert written and all(w["score"] == 0 and not w["needs_manual_grade"] for w in written.values()), written
 
 
 @pytest.mark.parametrize("a, mistake", MISTAKES, ids=[f"{a}-{m}" for a, m in MISTAKES])
 def test_mistake_loses_its_part_only(graded, a, mistake):
     course, _ = graded[a]
     m = load_mistakes(a)[mistake]
-    full = points(course.source(a))
+    full = autograded_points(course.source(a))
     assert set(m["loses"]) <= set(full), f"{a}/{mistake}: loses unknown cells {m['loses']}"
     expected = {gid: 0.0 if gid in m["loses"] else p for gid, p in full.items()}
     got = course.scores(a, mistake)
@@ -193,8 +206,8 @@ def faults(tmp_path_factory):
     course.generate(a)
     source = course.source(a)
     answers = solution_answers(source)
-    graded_ids = list(points(source))
-    solution_ids = list(answers)
+    graded_ids = list(autograded_points(source))
+    solution_ids = [g for g in answers if g not in written_points(source)]  # code answers, not the written one
     first, second = solution_ids[0], solution_ids[1]
     # Which graded cell tests which solution cell: the next graded cell after it.
     order = [grade_id(c) for c in source.cells if is_graded(c) or is_solution(c)]
@@ -221,7 +234,7 @@ def faults(tmp_path_factory):
     solved = course.root.parent / "validate" / f"{a}.ipynb"  # for `nbgrader validate`, never autograded
     solved.parent.mkdir()
     solved.write_text(__import__("nbformat").writes(solution_submission(course, a)), encoding="utf-8")
-    return dict(course=course, a=a, run=run, full=points(source), test_of=test_of, first=first, second=second,
+    return dict(course=course, a=a, run=run, full=autograded_points(source), test_of=test_of, first=first, second=second,
                 solved=solved)
 
 
@@ -284,7 +297,7 @@ def test_edited_locked_test_cell_is_caught_by_checksum(faults):
 def test_warnings_do_not_cost_points(faults):
     course, a = faults["course"], faults["a"]
     assert course.scores(a, "warns") == faults["full"]
-    graded_cells = [c for c in course.autograded("warns", a).cells if is_graded(c)]
+    graded_cells = [c for c in course.autograded("warns", a).cells if is_graded(c) and not is_written(c)]
     assert not [o for c in graded_cells for o in c.outputs if o.get("name") == "stderr"], (
         "a graded cell's output is the grader's verdict, never what the student's code wrote to stderr")
 
@@ -387,14 +400,14 @@ def test_feedback_names_the_input_and_prints_no_hidden_input(feedback):
     call's inputs were printed on the feedback page); a failed part names the input it failed on."""
     course, _ = feedback
     a = FEEDBACK_ON
-    assert course.scores(a, "spy") == points(course.source(a))
+    assert course.scores(a, "spy") == autograded_points(course.source(a))
     for cell in course.autograded("spy", a).cells:
-        if is_graded(cell):
+        if is_graded(cell) and not is_written(cell):
             text = "".join(o.get("text", "") + o.get("evalue", "") for o in cell.outputs)
             assert "SPY-OUT" not in text and text.startswith("Passed"), f"{grade_id(cell)}: {text[:500]}"
     html = _page(course, "spy").read_text(encoding="utf-8")
     assert html.count("SPY-OUT") == 1, "the student's print shows in the ungraded demo cell (their own call) only"
-    failed = [o for c in course.autograded("mask_as_filter", a).cells if is_graded(c)
+    failed = [o for c in course.autograded("mask_as_filter", a).cells if is_graded(c) and not is_written(c)
               for o in c.outputs if o.get("output_type") == "error"]
     assert len(failed) == 1 and "an additive mask of values between -3 and 0" in failed[0]["evalue"], failed
     assert "tensor(" not in failed[0]["evalue"] and len(failed[0]["evalue"]) < 500, failed[0]["evalue"]

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from nbgrader_harness import EXERCISES, REPO, Course, points, solution_submission
+from nbgrader_harness import EXERCISES, REPO, Course, autograded_points, solution_submission
 
 A = "01_positioning"
 
@@ -39,7 +39,7 @@ def test_plain_autograde_on_a_fresh_clone_registers_the_assignment_and_grades(tm
 
     assert f"{A} is not in the gradebook yet: registering it from solutions/{A}" in run.log, run.log[-3000:]
     assert "No assignment" not in run.log
-    assert course.total(A, "alice") == sum(points(course.source(A)).values()) > 0
+    assert course.total(A, "alice") == sum(autograded_points(course.source(A)).values()) > 0
     assert _digest(course.root / "exercises") == before  # the release folder untouched
     # graded again: nothing registered twice
     assert "registering" not in course.nbgrader("autograde", *named, "--force").log

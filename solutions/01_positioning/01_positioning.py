@@ -141,3 +141,33 @@ for b in range(2):
 mask = torch.tensor([[1, 1, 1, 1, 0]])
 print("BERT\n", bidirectional_visibility(mask)[0].int())
 print("GPT\n", causal_padded_visibility(mask)[0].int())
+
+
+# %% [markdown]
+# ## Part 4, written: BERT cannot generate text left to right (2 points, graded by hand)
+#
+# GPT writes text one token at a time. Why can't BERT do the same? Answer with the matrices you built: what
+# happens to the vectors of the tokens already there when one more token is appended, in BERT and in GPT?
+# And what was BERT trained to do instead?
+#
+# Write your answer in the box below, in a few sentences of your own (markdown and `$formulas$` work).
+# It is graded by hand, not by the grader: your instructor's score and comment appear on your feedback
+# page.
+
+
+# %% written explain_generation points=2
+# ### BEGIN SOLUTION
+# **Rubric (2 points; the grader's, never released).**
+# - 1 point: in BERT a token's vector depends on the tokens to its right (part 1: every query row sees every
+#   real key), so appending a token changes every earlier vector: no left-to-right factorisation, nothing to
+#   cache. In GPT (part 2) earlier rows never see later keys, so they stay as they were.
+# - 1 point: BERT's objective was to fill in masked tokens with both sides visible, never to continue a
+#   prefix; generating needs a causal (decoder-only) or an encoder-decoder model.
+# - Half a point each at most for naming the difference ("bidirectional") without saying what it does to
+#   the earlier vectors, or the objective without saying why it matters.
+#
+# **A full answer.** BERT's attention is bidirectional, so the vector of token 2 is computed from token 5 as
+# well. Append a token and every earlier vector changes: there is no fixed left context to extend and no cache
+# of past states, unlike GPT, whose lower-triangular matrix keeps earlier rows unchanged. BERT was also never
+# trained to predict a next token, only masked tokens with context on both sides.
+# ### END SOLUTION

@@ -208,3 +208,30 @@ assert got["cls.predictions"] == 622_650, (
 counts = bert_model_params(BertConfig.base())
 for name, n in counts.items():
     print(f"{name:>10}: {n:>12,}  ({n / counts['total']:.1%})")
+
+
+# %% [markdown]
+# ## Part 5, written: where a small BERT's parameters sit (2 points, graded by hand)
+#
+# Your count gives the embeddings about a fifth of BERT-Base's parameters, but about half of MiniLM's
+# (all-MiniLM-L6-v2: 6 layers of width 384) and under a tenth of BERT-Large's. Explain why, from the terms
+# of your formula: which term grows with what?
+#
+# Write your answer in the box below, in a few sentences of your own (markdown and `$formulas$` work).
+# It is graded by hand, not by the grader: your instructor's score and comment appear on your feedback
+# page.
+
+
+# %% written explain_embedding_share points=2
+# ### BEGIN SOLUTION
+# **Rubric (2 points; the grader's, never released).**
+# - 1 point: the word-embedding table costs $V \times H$: linear in the width, independent of the depth,
+#   and $V$ (30,522) does not shrink with the model.
+# - 1 point: the encoder costs about $12 L H^2$: quadratic in the width and linear in the depth, so it
+#   shrinks much faster than the table when a model is made narrow and shallow (and grows faster for Large).
+# - Half a point for "the vocabulary is big" without comparing how the two terms scale.
+#
+# **A full answer.** The table is $VH$ whatever the depth; the layers are about $12H^2$ each. MiniLM has
+# small $H$ and $L$, so $12LH^2 \approx 10.6$M while $VH \approx 11.7$M: about half. BERT-Large's
+# $24$ wide layers make $12LH^2 \approx 302$M against $VH \approx 31$M.
+# ### END SOLUTION

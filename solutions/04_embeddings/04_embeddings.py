@@ -182,3 +182,30 @@ except ValueError:
     pass
 else:
     raise AssertionError("BERT-Base has 512 learned positions: 513 tokens should raise ValueError")
+
+
+# %% [markdown]
+# ## Part 5, written: why the three embeddings are added (2 points, graded by hand)
+#
+# Your `embeddings_sum` adds the token, position and segment vectors. Why is adding them enough, rather than
+# concatenating them? Say what adding keeps and why the model loses nothing by it.
+#
+# Write your answer in the box below, in a few sentences of your own (markdown and `$formulas$` work).
+# It is graded by hand, not by the grader: your instructor's score and comment appear on your feedback
+# page.
+
+
+# %% written explain_sum points=2
+# ### BEGIN SOLUTION
+# **Rubric (2 points; the grader's, never released).**
+# - 1 point: adding keeps the width at $H$, so every layer after it keeps its size (a concatenation would be
+#   $3H$ wide, or need a projection back).
+# - 1 point: nothing is lost: the sum is one lookup in a learned table indexed by the (token, position,
+#   segment) triple's one-hot codes, which is what a concatenation followed by a linear projection would
+#   give, and the tables are learned together; in a high-dimensional space the three parts stay separable.
+# - No point for "it is simpler" alone.
+#
+# **A full answer.** A concatenation would feed a layer $3H$ wide, or need a projection back to $H$; but a
+# linear projection of concatenated one-hot lookups equals the sum of three lookups in projected tables, and
+# BERT learns those tables directly. So adding costs no expressiveness and keeps the width at $H$.
+# ### END SOLUTION

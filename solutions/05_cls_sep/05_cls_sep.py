@@ -163,3 +163,30 @@ seen = [name for name, v in candidates.items() if torch.allclose(got, torch.tanh
 assert torch.allclose(got, expected, atol=1e-5), (
     f"got logits {got.tolist()}, expected {expected.tolist()} from the [CLS] vector through dense and tanh"
     + (f"; yours come from {seen[0]}" if seen else ""))
+
+
+# %% [markdown]
+# ## Part 4, written: what makes [CLS] a summary (2 points, graded by hand)
+#
+# Part 3's classifier reads only the `[CLS]` vector. Someone says it works "because `[CLS]` is first and
+# touches all the other tokens". What is wrong with that explanation, and what actually makes the `[CLS]`
+# vector a summary of the whole input?
+#
+# Write your answer in the box below, in a few sentences of your own (markdown and `$formulas$` work).
+# It is graded by hand, not by the grader: your instructor's score and comment appear on your feedback
+# page.
+
+
+# %% written explain_cls points=2
+# ### BEGIN SOLUTION
+# **Rubric (2 points; the grader's, never released).**
+# - 1 point: being first does not matter: with bidirectional attention every token sees all the others, so
+#   "touches all the others" is true of any position.
+# - 1 point: what makes `[CLS]` the summary is training: NSP in pretraining and the classifier in
+#   fine-tuning put their loss on that one vector, so the model learns to gather what the task needs there.
+# - Half a point for "attention" or "the pooler" without saying that training, not position, makes it.
+#
+# **A full answer.** Under bidirectional attention every position reads the whole input, so position 0 is
+# not special by itself. `[CLS]` becomes a summary because the losses of NSP and of fine-tuning are put on its
+# vector: the gradients teach the model to collect the sentence-level information there.
+# ### END SOLUTION

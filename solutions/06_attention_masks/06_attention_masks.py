@@ -146,3 +146,31 @@ hidden_pattern = (got[0, 0] == low).int().tolist()
 assert torch.equal(got[0, 0], expected), (
     f"hidden keys per query {hidden_pattern}; expected [[0, 1, 1], [0, 0, 1], [0, 0, 0]] "
     "(query i sees keys 0..i; the hidden ones get finfo.min, the rest 0)")
+
+
+# %% [markdown]
+# ## Part 4, written: why the mask is added before the softmax (2 points, graded by hand)
+#
+# Your padding mask is *added* to the scores before the softmax. Why not multiply the attention weights by
+# the 0/1 mask after the softmax instead? Say what each does to a row of weights.
+#
+# Write your answer in the box below, in a few sentences of your own (markdown and `$formulas$` work).
+# It is graded by hand, not by the grader: your instructor's score and comment appear on your feedback
+# page.
+
+
+# %% written explain_additive points=2
+# ### BEGIN SOLUTION
+# **Rubric (2 points; the grader's, never released).**
+# - 1 point: adding a huge negative number makes $e^{s}$ of the hidden keys vanish, and the softmax's own
+#   normalisation then spreads all the weight over the visible keys: each row still sums to 1.
+# - 1 point: multiplying after the softmax zeroes the padding's weights but leaves rows that sum to less
+#   than 1 (the real tokens keep only their old share); re-normalising would fix it, which is the same
+#   result in more steps.
+# - A mention of `finfo.min` rather than `-inf` (a row with nothing visible would become NaN) earns no
+#   extra point but is worth a comment.
+#
+# **A full answer.** Added before the softmax, the mask makes the hidden keys' exponentials 0, and the
+# normalisation divides by the visible keys' sum only, so the visible weights sum to 1. Multiplied after, the
+# padding's share is simply dropped: the row sums to less than 1 unless you divide again.
+# ### END SOLUTION

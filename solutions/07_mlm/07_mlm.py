@@ -238,3 +238,32 @@ except RuntimeError as e:  # bertlib's MLM model is switched off while your note
 else:
     print(f"model's loss {out.loss.item():.4f}, yours {masked_lm_loss(out.logits, labels).item():.4f}, "
           f"log V = {math.log(cfg.vocab_size):.4f}")
+
+
+# %% [markdown]
+# ## Part 4, written: why the loss is only at the selected positions (2 points, graded by hand)
+#
+# Your `masked_lm_loss` scores only the selected positions. Why not every position? And why does
+# `F.cross_entropy(logits, targets) * mask` (the default reduction, targets the original id everywhere)
+# *not* score only the selected ones?
+#
+# Write your answer in the box below, in a few sentences of your own (markdown and `$formulas$` work).
+# It is graded by hand, not by the grader: your instructor's score and comment appear on your feedback
+# page.
+
+
+# %% written explain_selected points=2
+# ### BEGIN SOLUTION
+# **Rubric (2 points; the grader's, never released).**
+# - 1 point: at an unselected position the answer is in the input: scoring it rewards copying input to
+#   output, which needs no understanding, and being about 85% of the tokens it would dominate the loss.
+# - 1 point: `cross_entropy` reduces to the mean by default, so it returns one scalar already averaged over
+#   every position; multiplying that scalar by the mask selects nothing (the gradient reaches every
+#   position). Use `reduction="none"` before weighting, or labels of `-100`.
+# - Half a point for "the mask is wrong" without naming the reduction.
+#
+# **A full answer.** Unselected positions show their own answer, so their loss teaches copying and would
+# outweigh the 15% that need context. The mean-reduced `cross_entropy` has already averaged over all
+# positions before the mask is applied, so the product is the same average: the mask must act before the
+# reduction.
+# ### END SOLUTION

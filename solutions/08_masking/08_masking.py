@@ -241,3 +241,33 @@ predicted = labels != -100
 for scheme, corrupted in [("80/10/10", inputs), ("100% [MASK]", all_mask)]:
     shows_word = (corrupted == labels)[predicted].float().mean().item()
     print(f"{scheme:>11}: the true word is visible at {shows_word:.1%} of the positions to predict")
+
+
+# %% [markdown]
+# ## Part 4, written: why not 100% [MASK] (2 points, graded by hand)
+#
+# The last cell counts how often a position to predict shows the model its true word, under 80/10/10 and
+# under "every selected token becomes `[MASK]`". Why does BERT not replace every selected token with
+# `[MASK]`? Use the numbers the cell printed.
+#
+# Write your answer in the box below, in a few sentences of your own (markdown and `$formulas$` work).
+# It is graded by hand, not by the grader: your instructor's score and comment appear on your feedback
+# page.
+
+
+# %% written explain_80_10_10 points=2
+# ### BEGIN SOLUTION
+# **Rubric (2 points; the grader's, never released).**
+# - 1 point: `[MASK]` never appears at fine-tuning time, where every position shows its real word: with
+#   100% `[MASK]` the model never learns from a position that shows its true word (the cell prints 0.0%).
+# - 1 point: with 100% `[MASK]` a visible word is never a target, so the model has no reason to build a good
+#   representation of visible words, and it can trust them blindly; with 80/10/10 a visible word is
+#   sometimes the target (about 10% of predicted positions show their true word) and sometimes wrong
+#   (random), so every token must be represented and checked.
+# - Half a point for "pretraining and fine-tuning differ" without the consequence.
+#
+# **A full answer.** Under 100% `[MASK]` no predicted position shows its word, so the model learns nothing
+# about representing the real words it will see at fine-tuning. Under 80/10/10 about one predicted position
+# in ten shows the true word and one in ten a random one, so the model cannot tell which visible word is
+# right and must represent and check all of them.
+# ### END SOLUTION

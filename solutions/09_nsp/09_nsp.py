@@ -249,3 +249,31 @@ documents = [
 ]
 for tokens_a, tokens_b, label in make_nsp_pairs(documents, random.Random(3)):
     print(["IsNext ", "NotNext"][label], "[CLS]", " ".join(tokens_a), "[SEP]", " ".join(tokens_b), "[SEP]")
+
+
+# %% [markdown]
+# ## Part 4, written: what NSP can be solved by (2 points, graded by hand)
+#
+# Your `make_nsp_pairs` takes a NotNext B from a *different* document. RoBERTa dropped next sentence
+# prediction, and ALBERT replaced it by sentence-order prediction (two consecutive segments of one
+# document, the negative being the same pair swapped). What does the way NotNext pairs are built let a model
+# solve NSP by, without judging whether B follows A, and how does sentence-order prediction remove that?
+#
+# Write your answer in the box below, in a few sentences of your own (markdown and `$formulas$` work).
+# It is graded by hand, not by the grader: your instructor's score and comment appear on your feedback
+# page.
+
+
+# %% written explain_topic points=2
+# ### BEGIN SOLUTION
+# **Rubric (2 points; the grader's, never released).**
+# - 1 point: a NotNext B comes from another document, so it is usually on another topic: the model can tell
+#   most pairs apart by topic alone, a weak signal about whether B continues A.
+# - 1 point: in sentence-order prediction both segments come from the same document (same topic), so only
+#   their order and coherence tell them apart.
+# - Half a point for "NSP is too easy" without saying why.
+#
+# **A full answer.** Because NotNext pairs mix two documents, a change of topic gives the answer away, and
+# the model learns topic matching rather than coherence. Sentence-order prediction keeps both segments from
+# one document and only swaps them, so topic no longer helps and the model must judge the order.
+# ### END SOLUTION

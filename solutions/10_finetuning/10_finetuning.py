@@ -297,3 +297,30 @@ with torch.no_grad():
 context = (enc["token_type_ids"][0] == 1) & (enc["input_ids"][0] != tokenizer.sep_token_id)
 start, end = best_span(start_logits[0], end_logits[0], context, max_answer_length=5)
 print("answer:", tokenizer.decode(enc["input_ids"][0, start:end + 1].tolist()))
+
+
+# %% [markdown]
+# ## Part 5, written: why the span is decoded jointly (2 points, graded by hand)
+#
+# Your `best_span` maximises `start[i] + end[j]` over the allowed pairs. Why not take the argmax of the
+# start logits and the argmax of the end logits separately? Give a case where that goes wrong.
+#
+# Write your answer in the box below, in a few sentences of your own (markdown and `$formulas$` work).
+# It is graded by hand, not by the grader: your instructor's score and comment appear on your feedback
+# page.
+
+
+# %% written explain_span points=2
+# ### BEGIN SOLUTION
+# **Rubric (2 points; the grader's, never released).**
+# - 1 point: the two argmaxes are chosen independently, so they can give an end before the start, a span
+#   longer than `max_answer_length`, or a position outside the context (the question, `[CLS]`, `[SEP]`).
+# - 1 point: a concrete case, e.g. start logits peaking at position 7 and end logits at position 3, or the
+#   end argmax in the question; the joint search returns the best *valid* span instead.
+# - Half a point for "it may be invalid" without a case.
+#
+# **A full answer.** Independent argmaxes ignore the constraints between start and end: with the largest
+# start at 7 and the largest end at 3 the "span" runs backwards, and an argmax may land on the question or on
+# `[SEP]`. Maximising the sum over valid pairs (start <= end, within the length limit, both in the context)
+# picks the best span that is an answer.
+# ### END SOLUTION

@@ -331,3 +331,32 @@ print(f"first loss {first.item():.3f}, expected about {expected_initial_loss(cfg
 for step in range(40):
     lr = learning_rate(step, 40, 1e-3, 0.1)
     print(f"update {step:2d}  {lr:.6f}  " + "#" * round(50 * lr / 1e-3))
+
+
+# %% [markdown]
+# ## Part 4, written: reading the first loss (2 points, graded by hand)
+#
+# Part 2 computes the loss an untrained model should show before its first step. Explain where that number
+# comes from, and what a first loss far above it (say 50) would tell you about your run.
+#
+# Write your answer in the box below, in a few sentences of your own (markdown and `$formulas$` work).
+# It is graded by hand, not by the grader: your instructor's score and comment appear on your feedback
+# page.
+
+
+# %% written explain_initial_loss points=2
+# ### BEGIN SOLUTION
+# **Rubric (2 points; the grader's, never released).**
+# - 1 point: an untrained model guesses about uniformly: $\ln V$ for each masked position (uniform over the
+#   $V$ pieces) plus $\ln 2$ for NSP (a coin flip), so about $\ln V + \ln 2$.
+# - 1 point: a first loss far above it points at a bug, not at a hard corpus: the labels scored at the
+#   wrong positions or against the wrong ids, logits over another vocabulary, a loss summed instead of
+#   averaged.
+# - Half a point for the formula without the reason (uniform guessing), or "something is wrong" without
+#   where to look.
+#
+# **A full answer.** With random weights the logits are nearly equal, so each masked position costs about
+# $\ln V$ and the NSP pair $\ln 2$. A loss of 50 means the model is confidently wrong before learning
+# anything: look at the labels (positions, ids, `-100`) and the logits' vocabulary, or at a sum where a mean
+# belongs.
+# ### END SOLUTION
