@@ -121,13 +121,19 @@ def _cache_record(page: str):
 
 def figures_current(nb) -> bool:
     """Whether every figure the notebook shows was drawn by course/plots.py as it is now (its PNG names the
-    version, ``plots.FIGURES_VERSION``): the book's figures, their descriptions and phone versions come from it."""
+    version, ``plots.FIGURES_VERSION``): the book's figures, their descriptions and phone versions come from it.
+    Likewise every concept drawing (its SVG names ``drawings.DRAWINGS_VERSION``)."""
     import base64
 
+    from course.drawings import DRAWINGS_VERSION
     from course.plots import FIGURES_VERSION, png_text
 
     for cell in nb.cells:
         for output in cell.get("outputs", []):
+            page = output.get("data", {}).get("text/html")
+            page = "".join(page) if isinstance(page, list) else page or ""
+            if 'class="bert-drawing"' in page and f'data-drawings="{DRAWINGS_VERSION}"' not in page:
+                return False
             data = output.get("data", {}).get("image/png")
             if data:
                 text = png_text(base64.b64decode(data))

@@ -12,17 +12,27 @@ masking defaults), never typed here.
 """
 from __future__ import annotations
 
+import hashlib
 import html
 import inspect
 import itertools
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from course.plots import COLORS
+from course.plots import COLORS, READABLE_PX
 
 _ids = itertools.count()
 FONT = 15  # px in the drawing's own units; drawings are at most WIDTH wide, so a phone shrinks text at most ~0.75x
 WIDTH = 480
+# The width a drawing gets on a 390-px phone (the article's column less the output's padding; tests/test_pages.py
+# measures every label there), and the smallest words a drawing may hold: READABLE_PX once shrunk to it (13 units,
+# 9.3 px; the 12-unit labels drawn before were 8.55 px, issue 30 section 5).
+PHONE_PX = 342
+SMALL = math.ceil(READABLE_PX * WIDTH / PHONE_PX)
+# What drew a drawing: this module. Each SVG names it (data-drawings), and course/build.py executes a chapter again
+# whose stored drawings carry another version, as it does for course/plots.py's figures.
+DRAWINGS_VERSION = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
 
 
 def _esc(text: str) -> str:
@@ -51,7 +61,7 @@ class Drawing:
                           f'stroke="{stroke}" stroke-width="1.6"{dash}/>')
         if label and sub:
             self.text(x + w / 2, y + h / 2 - 3, label, size=size, bold=bold)
-            self.text(x + w / 2, y + h / 2 + size - 1, sub, size=size - 3, muted=True)
+            self.text(x + w / 2, y + h / 2 + size - 1, sub, size=max(SMALL, size - 3), muted=True)
         elif label:
             self.text(x + w / 2, y + h / 2 + size * 0.35, label, size=size, bold=bold)
 
@@ -103,7 +113,7 @@ class Drawing:
     def svg(self) -> str:
         n = next(_ids)
         return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.width} {self.height}" role="img" '
-                f'aria-labelledby="drawing-{n}-title drawing-{n}-desc" class="bert-drawing" '
+                f'aria-labelledby="drawing-{n}-title drawing-{n}-desc" class="bert-drawing" data-drawings="{DRAWINGS_VERSION}" '
                 f'style="width:100%;max-width:{self.width}px;height:auto;display:block;margin:0 auto;'
                 f'font-family:inherit">'
                 f'<title id="drawing-{n}-title">{_esc(self.title)}</title>'
@@ -237,13 +247,13 @@ def input_layout() -> Drawing:
                 "is read for sentence-level tasks.",
                 "[CLS] opens every input and its output stands for the whole pair; [SEP] closes each sentence; "
                 "token_type_ids say which sentence a position belongs to.")
-    w, gap, x0 = 52, 5, 78
+    w, gap, x0 = 52, 5, 82
     colors = ["pooler"] + [None] * 2 + ["pad"] + [None] * 2 + ["pad"]
     xs = _row(d, tokens, x0, 70, w, 38, gap, colors=colors)
-    d.text(x0 - 8, 95, "tokens", anchor="end", size=FONT - 3)
+    d.text(x0 - 8, 95, "tokens", anchor="end", size=SMALL)
     for row, (label, values) in enumerate((("token_type", segments), ("position", range(7)))):
         y = 140 + row * 34
-        d.text(x0 - 8, y, label, anchor="end", size=FONT - 3)
+        d.text(x0 - 8, y, label, anchor="end", size=SMALL)
         for x, v in zip(xs, values):
             d.text(x, y, str(v), bold=row == 0)
     d.path(f"M{xs[0]},{68} V{40} H{xs[0] + 40}", color="pooler")
@@ -267,7 +277,7 @@ def padding_mask() -> Drawing:
         y = 30 + r * 110
         d.text(x0 - 10, y + 25, f"row {r + 1}", anchor="end", size=FONT - 2, bold=True)
         xs = _row(d, tokens, x0, y, w, 38, gap, colors=["pad" if t == "[PAD]" else "bert" for t in tokens])
-        d.text(x0 - 10, y + 64, "mask", anchor="end", size=FONT - 3)
+        d.text(x0 - 10, y + 64, "mask", anchor="end", size=SMALL)
         for x, t in zip(xs, tokens):
             d.text(x, y + 64, "0" if t == "[PAD]" else "1", bold=t == "[PAD]")
     d.text(WIDTH / 2, 258, "mask 0 → score + (−∞) → attention weight exactly 0", muted=True)
@@ -399,8 +409,8 @@ def pretraining_loop() -> Drawing:
         y = bottom + 16
     d.path(f"M380,{y - 41} H420 V{87} H392")
     d.arrow(400, 87, 382, 87)
-    d.text(426, 226, "next", anchor="start", size=FONT - 3, muted=True)
-    d.text(426, 242, "batch", anchor="start", size=FONT - 3, muted=True)
+    d.text(426, 226, "next", anchor="start", size=SMALL, muted=True)
+    d.text(426, 242, "batch", anchor="start", size=SMALL, muted=True)
     return d
 
 
@@ -432,13 +442,13 @@ def seed_verdict() -> Drawing:
     d.box(40, 162, 400, 48, f"mean difference, {conf} interval", color="heads", sub="mean ± t · spread / √seeds")
     d.arrow(240, 210, 240, 236)
     zero = 150
-    d.text(20, 250, "the interval (dot: the mean) against zero", anchor="start", size=FONT - 3, muted=True)
+    d.text(20, 250, "the interval (dot: the mean) against zero", anchor="start", size=SMALL, muted=True)
     for k, (low, high, words) in enumerate(((180, 270, "above 0: larger"), (40, 125, "below 0: smaller"),
                                            (105, 215, "spans 0: no difference"))):
         y = 284 + 52 * k
         d.path(f"M20,{y} H280")
         d.path(f"M{zero},{y - 22} V{y + 4}", dashed=True)
-        d.text(zero, y + 17, "0", size=FONT - 3, muted=True)
+        d.text(zero, y + 17, "0", size=SMALL, muted=True)
         c = COLORS["bert" if k == 0 else "gpt" if k == 1 else "pad"]
         d.parts.append(f'<line x1="{low}" y1="{y - 12}" x2="{high}" y2="{y - 12}" stroke="{c}" stroke-width="5" '
                        f'stroke-linecap="round"/><circle cx="{(low + high) / 2}" cy="{y - 12}" r="5" fill="currentColor"/>')

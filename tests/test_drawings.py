@@ -38,6 +38,18 @@ def test_everything_is_drawn_inside_the_frame(drawn):
         assert 0 <= left and left + width <= d.width + 2 and size <= y <= d.height, (text.text, left, width, d.width)
 
 
+def test_every_word_is_readable_on_a_phone(drawn):
+    """A drawing is shown PHONE_PX wide on a 390-px phone: its smallest word is READABLE_PX there or more
+    (tests/test_pages.py measures it in the page)."""
+    from course.plots import READABLE_PX
+
+    d, svg = drawn
+    shown = min(d.width, drawings.PHONE_PX)
+    small = [(t.text, round(float(t.get("font-size")) * shown / d.width, 2)) for t in svg.iter(f"{SVG}text")
+             if float(t.get("font-size")) * shown / d.width < READABLE_PX]
+    assert not small, f"words under {READABLE_PX} px on a phone: {small}"
+
+
 def test_words_use_the_page_colour():
     """Text is drawn in currentColor, so it reads in the light and the dark theme alike."""
     for make in drawings.DRAWINGS.values():
@@ -63,3 +75,17 @@ def test_the_numbers_come_from_bertlib(monkeypatch):
 def test_show_names_the_drawings_it_has():
     with pytest.raises(KeyError, match="no drawing 'nope'; there are: visibility"):
         drawings.show("nope")
+
+
+def test_a_chapter_whose_drawings_an_older_module_drew_is_executed_again(monkeypatch):
+    import nbformat
+
+    from course import build
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("drawings.show('nsp')")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": drawings.nsp().html()})]
+    nb.cells = [cell]
+    assert build.figures_current(nb)
+    monkeypatch.setattr(drawings, "DRAWINGS_VERSION", "another")
+    assert not build.figures_current(nb), "a drawing made by another course/drawings.py counts as current"
