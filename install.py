@@ -1,16 +1,18 @@
 """The course on a laptop, one command: ``python3 install.py`` (from the repository's folder; Linux, macOS, Windows).
 
 It makes a virtual environment in .venv, installs the CPU build of torch (not the GBs of CUDA that pip's default
-torch brings on Linux) and the course, and checks that the notebooks' imports work. It stops before any work with
-what is missing and how to get it: a Python older than 3.10, a Python without venv (Debian and Ubuntu ship it apart),
-and, where only torch's CUDA build is to be had, that choice.
+torch brings on Linux) and the course, checks that the notebooks' imports work, and copies the exercises into your
+own workspace, ~/bert-course-work (``python -m bertgrader.student start``: the notebooks in exercises/ are the
+course's, rewritten when the assignments are regenerated; a rerun copies only what the workspace lacks). It stops
+before any work with what is missing and how to get it: a Python older than 3.10, a Python without venv (Debian and
+Ubuntu ship it apart), and, where only torch's CUDA build is to be had, that choice.
 
 Where torch comes from: PyTorch's CPU index (download.pytorch.org/whl/cpu) when it answers within a few seconds;
 otherwise pip's own configured index, if it offers a torch that needs no NVIDIA packages (macOS and Windows: always;
 Linux: a mirror holding the +cpu wheels, or a wheel you downloaded: ``--torch-wheel FILE``); otherwise it stops and
 says so (``--allow-cuda`` takes the CUDA build). Run again, it does only what is not done yet.
 
-    python3 install.py                  # then: source .venv/bin/activate (Windows: .venv\\Scripts\\activate)
+    python3 install.py                  # then: source .venv/bin/activate && python -m bertgrader.student lab
     python3 install.py --dry-run        # say what it would run, run nothing
 """
 import argparse
@@ -109,6 +111,8 @@ def main(argv=None):
     p.add_argument("--venv", default=os.path.join(ROOT, ".venv"), help="where to make the environment (.venv)")
     p.add_argument("--torch-wheel", help="install torch from this wheel file (a CPU wheel you downloaded)")
     p.add_argument("--allow-cuda", action="store_true", help="take torch's CUDA build if no CPU build is to be had")
+    p.add_argument("--workspace", default=os.path.join("~", "bert-course-work"),
+                   help="your copy of the exercises, where you work (~/bert-course-work)")
     p.add_argument("--dry-run", action="store_true", help="print the commands, run none")
     a = p.parse_args(argv)
     try:
@@ -129,6 +133,7 @@ def main(argv=None):
             if check.returncode != 0:
                 raise Missing("the environment was made but its imports fail: " + check.stderr.strip()[-800:])
             print("ready: torch " + check.stdout.strip())
+        run([python, "-m", "bertgrader.student", "start", os.path.expanduser(a.workspace)], a.dry_run)
     except Missing as e:
         print("install.py: " + str(e), file=sys.stderr)
         return 2
@@ -137,7 +142,9 @@ def main(argv=None):
               file=sys.stderr)
         return 1
     activate = ".venv\\Scripts\\activate" if os.name == "nt" else "source .venv/bin/activate"
-    print("Next: {} && jupyter lab exercises/01_positioning/01_positioning.ipynb".format(activate))
+    default = os.path.expanduser(a.workspace) == os.path.expanduser(os.path.join("~", "bert-course-work"))
+    print("Next: {} && python -m bertgrader.student lab{}".format(
+        activate, "" if default else " " + os.path.expanduser(a.workspace)))
     return 0
 
 

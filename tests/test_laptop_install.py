@@ -61,12 +61,16 @@ def test_what_pips_index_offers_here_is_read_from_a_dry_run():
 @pytest.mark.full  # a fresh environment with torch and the course in it: minutes
 def test_install_py_sets_up_a_fresh_environment(tmp_path):
     venv = tmp_path / ".venv"
-    proc = subprocess.run([sys.executable, str(ROOT / "install.py"), "--venv", str(venv)], capture_output=True,
-                          text=True, timeout=1800)
+    work = tmp_path / "work"
+    proc = subprocess.run([sys.executable, str(ROOT / "install.py"), "--venv", str(venv), "--workspace", str(work)],
+                          capture_output=True, text=True, timeout=1800)
     if proc.returncode == 2 and "does not answer" in proc.stderr:
         pytest.skip("no CPU torch to be had on this machine: " + proc.stderr.strip()[-300:])
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    assert "ready: torch 2.13.0" in proc.stdout and "CPU" in proc.stdout.splitlines()[-2], proc.stdout[-500:]
+    [ready] = [line for line in proc.stdout.splitlines() if line.startswith("ready: torch")]
+    assert ready.startswith("ready: torch 2.13.0") and "CPU" in ready, proc.stdout[-500:]
+    assert (work / "01_positioning" / "01_positioning.ipynb").is_file(), proc.stdout[-500:]  # the student's copy
+    assert proc.stdout.splitlines()[-1].endswith(f"python -m bertgrader.student lab {work}"), proc.stdout[-500:]
     listed = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "list", "--format=json"],
                             capture_output=True, text=True, check=True).stdout
     assert not [p["name"] for p in json.loads(listed) if p["name"].lower().startswith("nvidia")]

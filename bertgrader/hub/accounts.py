@@ -9,12 +9,7 @@ import secrets
 import subprocess
 from pathlib import Path
 
-# nbgrader's JupyterLab plugins and server extensions a student does not get (nbgrader's documentation, "Using
-# nbgrader with JupyterHub": students have the Assignment List and Validate only). Hiding them is for clarity, not
-# security: a student who turns Formgrader back on sees only their own home; files' permissions keep the rest out.
-INSTRUCTOR_ONLY_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
-                           "@jupyter/nbgrader:course-list"]
-INSTRUCTOR_ONLY_EXTENSIONS = ["nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list"]
+from bertgrader.student import INSTRUCTOR_ONLY_EXTENSIONS, INSTRUCTOR_ONLY_PLUGINS  # what a student does not get
 
 
 def new_password() -> str:
