@@ -122,11 +122,13 @@ def test_mask_rate_trains_each_rate_and_seed_and_evaluates_at_15_percent():
 
 
 def test_nsp_experiment_fine_tunes_both_pretrainings_on_the_pair_task():
-    r = E.nsp(steps=3, batch_size=16, train_pairs=16, seeds=(0,))
+    r = E.nsp(steps=3, batch_size=16, train_pairs=16, control_pairs=24, seeds=(0,))
     assert [row["pretraining"] for row in r["rows"]] == ["MLM + NSP", "MLM only"]
     assert all(0.0 <= row["pair_task_accuracy"] <= 1.0 for row in r["rows"])
     # the control: each recipe fine-tuned again from the same fresh pooler and classifier
     assert all(0.0 <= row["pair_task_accuracy_fresh_pooler"] <= 1.0 for row in r["rows"])
+    # the control task, a pair task NSP's topic shortcut cannot answer, on its own number of labels
+    assert all(0.0 <= row["restate_task_accuracy"] <= 1.0 for row in r["rows"]) and r["control_pairs"] == 24
 
 
 def test_few_labels_compares_a_checkpoint_with_scratch(tmp_path):

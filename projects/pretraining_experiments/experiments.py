@@ -8,7 +8,7 @@ Book: chapter 12, and the chapters each one illustrates (1, 8, 9, 10).
     python -m projects.pretraining_experiments bidirectional   # 1. a cloze whose answer is on the right: BERT vs GPT mask
     python -m projects.pretraining_experiments mask_mismatch   # 2. 80/10/10 against 100% [MASK]: probes, transfer
     python -m projects.pretraining_experiments mask_rate       # 3. masking 5%, 15%, 25%, 40% of the tokens, same budget
-    python -m projects.pretraining_experiments nsp             # 4. with and without NSP, then a sentence-pair task
+    python -m projects.pretraining_experiments nsp             # 4. with and without NSP, then two sentence-pair tasks
     python -m projects.pretraining_experiments few_labels --model runs/tiny   # 5. pretrained against from scratch
 
 Each prints a JSON object (last line) with the table the book shows, a row per seed. Experiments 1 and 4 run
@@ -317,7 +317,7 @@ def mask_rate(rates=(0.05, 0.15, 0.25, 0.40), steps: int = 200, batch_size: int 
             "baseline": res.metrics["mlm_unigram_baseline"], "seconds": time.perf_counter() - t0}
 
 
-# ----------------------------------------------------------------------------- 4. NSP and a sentence-pair task
+# ----------------------------------------------------------------------------- 4. NSP and two sentence-pair tasks
 def _pair_batch(pairs, tok, seq_len):
     """[CLS] A [SEP] B [SEP] for (tokens_a, tokens_b, label) triples."""
     examples = [NspExample(list(a), list(b), bool(y)) for a, b, y in pairs]
@@ -334,9 +334,15 @@ def _pair_task(clf, train_set: dict, test_set: dict, seed: int) -> float:
 
 
 def nsp(steps: int = 300, batch_size: int = 64, train_pairs: int = 64, seeds=(0, 1, 2), num_topics: int = 8,
-        progress: bool = False) -> dict:
+        control_pairs: int = 256, progress: bool = False) -> dict:
     """Pretrain with MLM + NSP and with MLM only on synthetic topical documents, same budget; then fine-tune
-    each on a sentence-pair task with few labels: do sentences A and B share a topic?"""
+    each, the same way, on two sentence-pair tasks from new documents. Do sentences A and B share a topic
+    (``pair_task_accuracy``, ``train_pairs`` labels)? That is NSP's own shortcut: its NotNext segments come from
+    another document, so mostly another topic. The control (``restate_task_accuracy``, ``control_pairs``
+    labels: it is harder): is B sentence A's own words reordered, or another sentence of A's document? Both
+    come from one document, so a topic tells nothing; a paraphrase question, as MRPC is in the paper's Table 5.
+    Also the topic task fine-tuned from a fresh pooler (``pair_task_accuracy_fresh_pooler``): only NSP trains
+    BERT's pooler."""
     t0 = time.perf_counter()
     seq_len = 32
     rows = []
@@ -359,8 +365,20 @@ def nsp(steps: int = 300, batch_size: int = 64, train_pairs: int = 64, seeds=(0,
                 out.append((tok.convert_tokens_to_ids(a), tok.convert_tokens_to_ids(b), int(not same)))
             return out
 
+        def restate_pairs(n, r):  # the control: A, then its own words reordered or another sentence of its document
+            out = []
+            for _ in range(n):
+                doc = r.choice(test_docs)
+                i, j = r.sample(range(len(doc)), 2)
+                other = r.random() < 0.5
+                b = list(doc[j]) if other else r.sample(doc[i], len(doc[i]))
+                out.append((tok.convert_tokens_to_ids(doc[i]), tok.convert_tokens_to_ids(b), int(other)))
+            return out
+
         train_set = _pair_batch(pairs(train_pairs, random.Random(seed + 200)), tok, seq_len)
         test_set = _pair_batch(pairs(1000, random.Random(seed + 300)), tok, seq_len)
+        restate_train = _pair_batch(restate_pairs(control_pairs, random.Random(seed + 400)), tok, seq_len)
+        restate_test = _pair_batch(restate_pairs(1000, random.Random(seed + 500)), tok, seq_len)
         for use_nsp in (True, False):
             cfg = PretrainConfig(seq_len=seq_len, **SMALL)
             torch.manual_seed(seed)
@@ -384,11 +402,15 @@ def nsp(steps: int = 300, batch_size: int = 64, train_pairs: int = 64, seeds=(0,
             encoder = {k: v for k, v in model.bert.state_dict().items() if not k.startswith("pooler.")}
             missing, unexpected = fresh.bert.load_state_dict(encoder, strict=False)
             assert not unexpected and all(k.startswith("pooler.") for k in missing), (missing, unexpected)
+            fresh_accuracy = _pair_task(fresh, train_set, test_set, seed)
+            # the control task, fine-tuned as the topic task was: the pretrained encoder and pooler, a new classifier
+            clf = BertForSequenceClassification(model.config.replace(num_labels=2))
+            clf.bert.load_state_dict(model.bert.state_dict())
             rows.append({"pretraining": "MLM + NSP" if use_nsp else "MLM only", "seed": seed,
-                         "pair_task_accuracy": accuracy,
-                         "pair_task_accuracy_fresh_pooler": _pair_task(fresh, train_set, test_set, seed)})
-    return {"experiment": "nsp", "rows": rows, "train_pairs": train_pairs, "steps": steps,
-            "seconds": time.perf_counter() - t0}
+                         "pair_task_accuracy": accuracy, "pair_task_accuracy_fresh_pooler": fresh_accuracy,
+                         "restate_task_accuracy": _pair_task(clf, restate_train, restate_test, seed)})
+    return {"experiment": "nsp", "rows": rows, "train_pairs": train_pairs, "control_pairs": control_pairs,
+            "steps": steps, "seconds": time.perf_counter() - t0}
 
 
 # ----------------------------------------------------------------------------- 5. few labels
@@ -413,7 +435,7 @@ FULL = {  # the larger versions, for readers with more time
     "bidirectional": dict(steps=2000, seeds=(0, 1, 2, 3, 4)),
     "mask_mismatch": dict(steps=1800, width=128, train_size=None),
     "mask_rate": dict(steps=2000, width=128),
-    "nsp": dict(steps=2000, seeds=(0, 1, 2, 3, 4), train_pairs=128),
+    "nsp": dict(steps=2000, seeds=(0, 1, 2, 3, 4), train_pairs=128, control_pairs=512),
     "few_labels": dict(sizes=(25, 50, 100, 200, 400, 800, 1319), seeds=(0, 1, 2)),
 }
 
