@@ -328,4 +328,7 @@ def setup(app):
     app.connect("build-finished", _copy_plotly)
     app.add_css_file("course.css", priority=900)
     app.add_js_file("page.js", priority=900, loading_method="defer")
+    # after the page's MathJax configuration (Sphinx adds it at 500) and before MathJax runs (deferred): its
+    # smallest script size, 9 px (issue 30 section 5)
+    app.add_js_file("math_setup.js", priority=501)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

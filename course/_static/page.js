@@ -1,10 +1,13 @@
 /* The book's page script, on every page (course/sphinx_ext.py adds it): what makes a page fit its column and
    read well with a keyboard and a screen reader. No network, no dependency.
 
-   - Display formulas wider than their column are scaled down to fit (to 60% at most); one still too wide
-     scrolls in its own box.
+   - Formulas wider than their column are scaled down to fit, never so far that their smallest glyph (a
+     subscript) falls below READABLE_PX; one still too wide scrolls in its own box.
+   - A printed output whose lines are aligned columns (a table printed by a cell, a tensor) keeps its lines:
+     it scrolls sideways instead of wrapping one column into the next.
    - A table wider than its column on a phone is stacked: one block per row, each cell led by its column's
-     header (the cells carry data-label), so no column is lost off the edge.
+     header (the cells carry data-label), so no column is lost off the edge; unless the stack would be more
+     than MAX_STACK_GROWTH times the table's height (a grid of short cells): then it scrolls sideways.
    - A figure scaled down to fit a narrow column opens at its natural size when tapped (and again to close).
    - Every box that still scrolls sideways gets a visible hint ("scroll sideways") and keyboard focus
      (tabindex=0, role=region and a name), so it can be scrolled without a mouse.
@@ -16,7 +19,8 @@
 (function () {
   "use strict";
 
-  var MIN_MATH_SCALE = 0.6;
+  var READABLE_PX = 9;  // the smallest text a page shows on a phone (course/plots.py's READABLE_PX)
+  var MAX_STACK_GROWTH = 2;  // a stacked table at most twice as tall as the table it stacks
   var SCROLL_CANDIDATES = [
     ".bd-article pre", ".bd-article div.highlight", ".bd-article .cell_output .output",
     ".bd-article .cell_output", ".bd-article .pst-scrollable-table-container", ".bd-article div.math",
@@ -30,13 +34,30 @@
   function overflows(e) { return e.scrollWidth > e.clientWidth + 1; }
 
   // --- formulas ------------------------------------------------------------------------------------------
+  // The smallest glyph of a formula as it is drawn now, in px (MathJax draws each character as an mjx-c).
+  function smallestGlyph(m) {
+    var least = Infinity;
+    Array.prototype.forEach.call(m.querySelectorAll("mjx-c"), function (c) {
+      least = Math.min(least, parseFloat(getComputedStyle(c).fontSize) || Infinity);
+    });
+    return least;
+  }
+
+  // Scale formula m to fit `room` px, but no smaller than keeps its smallest glyph READABLE_PX.
+  function fitTo(m, room, need) {
+    if (!(room > 0 && need > room + 1)) return;
+    var least = smallestGlyph(m);
+    var floor = least < Infinity ? Math.min(1, READABLE_PX / least) : 1;
+    var scale = Math.max(floor, Math.floor((room - 2) / need * 100) / 100);
+    if (scale < 1) m.style.fontSize = (Math.ceil(scale * 1000) / 10) + "%";
+  }
+
   function fitMath() {
     // an inline formula wider than the column (a phone) is scaled to the column too
     Array.prototype.forEach.call(document.querySelectorAll(".bd-article mjx-container:not([display='true'])"), function (m) {
       var col = (m.closest("p, li, td, dd, div") || article()).clientWidth;
       m.style.fontSize = "";
-      var need = m.getBoundingClientRect().width;
-      if (col > 0 && need > col) m.style.fontSize = Math.max(50, Math.floor((col - 2) / need * 100)) + "%";
+      fitTo(m, col, m.getBoundingClientRect().width);
     });
     Array.prototype.forEach.call(document.querySelectorAll(".bd-article mjx-container[display='true']"), function (m) {
       var box = m.parentElement;
@@ -44,10 +65,19 @@
       var room = box.clientWidth, need = m.scrollWidth;
       var inner = m.firstElementChild;
       if (inner && inner.getBoundingClientRect) need = Math.max(need, inner.getBoundingClientRect().width);
-      if (room > 0 && need > room + 1) {
-        var scale = Math.max(MIN_MATH_SCALE, Math.floor((room - 2) / need * 100) / 100);
-        m.style.fontSize = Math.round(scale * 100) + "%";
-      }
+      fitTo(m, room, need);
+    });
+  }
+
+  // --- printed outputs ------------------------------------------------------------------------------------
+  // Aligned columns: at least two lines with a gap of two or more spaces between words (a printed table, a
+  // tensor). Such an output scrolls sideways rather than wrap (course.css: pre.course-columns).
+  function printedColumns() {
+    Array.prototype.forEach.call(document.querySelectorAll(".bd-article .cell_output pre"), function (pre) {
+      if (pre.dataset.courseColumns) return;
+      var aligned = pre.textContent.split("\n").filter(function (line) { return /\S {2,}\S/.test(line); });
+      pre.dataset.courseColumns = aligned.length >= 2 ? "yes" : "no";
+      if (aligned.length >= 2) pre.classList.add("course-columns");
     });
   }
 
@@ -74,7 +104,10 @@
       var box = t.parentElement;
       if ((t.scrollWidth > box.clientWidth + 1 || t.getBoundingClientRect().width > box.clientWidth + 1) &&
           labelCells(t)) {
+        var flat = t.getBoundingClientRect().height;
         t.classList.add("course-stacked");
+        // a grid of short cells (positions, numbers) would become a long column of cards: it scrolls instead
+        if (t.getBoundingClientRect().height > MAX_STACK_GROWTH * flat) t.classList.remove("course-stacked");
       }
     });
   }
@@ -198,6 +231,7 @@
       pending = 0;
       nameButtons();  // again: Font Awesome swaps its <i> icons for <svg> after this script first ran
       fitMath();
+      printedColumns();
       stackTables();
       zoomableFigures();
       markScrollBoxes();
