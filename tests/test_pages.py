@@ -17,6 +17,11 @@ Every page, in four modes (1280 and 390 px, light and dark):
   counts per rule of every mode are printed and written to $PAGE_SHOTS/axe.json);
 - every figure is shown in the version drawn for the width (course/plots.py: the phone's, stacked, under
   600 px; the page's above) and no figure's text is scaled below ``READABLE_PX``, on a phone or a desktop;
+- a printed output of aligned columns (a table a cell prints, a tensor) keeps its lines: none wraps into the next;
+- at 390 px every word a reader sees is drawn at ``READABLE_PX`` or more, without zooming: each text node, each
+  formula's glyphs (a subscript's too), each drawing's and demo chart's labels, each figure's smallest text;
+  the smallest per page is printed and written to $PAGE_SHOTS/text_px.json; and no table is stacked into
+  cards more than ``MAX_STACK_GROWTH`` times its own height (page.js lets such a grid scroll instead);
 - a full-page screenshot goes to $PAGE_SHOTS (default: pytest's temporary folder; the path is printed).
 In the first mode (1280 px, light) also:
 - the title is the source's first heading; every image loads, has alt text that is not a file name, and a
@@ -45,6 +50,7 @@ from pathlib import Path
 import pytest
 
 from course.build import toc_pages
+from course.plots import READABLE_PX
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = [p for p in toc_pages() if p.startswith("chapters/")]
@@ -108,7 +114,7 @@ def shots(tmp_path_factory) -> Path:
 def report(shots):
     """What the module measured on every page (axe's counts per rule and mode, each page's weight), printed
     and written to axe.json and weight.json beside the screenshots at the end."""
-    r = {"axe": {}, "weight": {}}
+    r = {"axe": {}, "weight": {}, "text_px": {}}
     yield r
     suffix = "-" + os.environ["PYTEST_XDIST_WORKER"] if os.environ.get("PYTEST_XDIST_WORKER") else ""  # one per process
     if r["axe"]:
@@ -125,6 +131,12 @@ def report(shots):
         for page, (total, heaviest) in sorted(r["weight"].items(), key=lambda kv: -kv[1][0]):
             print(f"  {page:32s} {total / 1e6:5.2f} MB  ({heaviest})")
         (shots / f"weight{suffix}.json").write_text(json.dumps({p: t for p, (t, _h) in r["weight"].items()}, indent=1))
+    if r["text_px"]:
+        print(f"\nsmallest text a reader sees at 390 px (at least {READABLE_PX} px):")
+        for (page, mode), (px, what) in sorted(r["text_px"].items()):
+            print(f"  {page:32s} {mode:10s} {px:5.2f} px  ({what})")
+        (shots / f"text_px{suffix}.json").write_text(json.dumps({f"{p} {m}": v for (p, m), v in r["text_px"].items()},
+                                                                indent=1))
 
 
 def page_url(html: Path, page: str) -> str:
@@ -275,6 +287,10 @@ def test_page(page, mode, book_html, browser, shots, report):
         assert not out, f"{page} ({mode}): {len(out)} element(s) do not fit their column: {out[:8]}"
 
         _check_figures(page, tab, width)
+        _check_printed_columns(page, tab, mode)
+        if width <= 600:
+            _check_text_size(page, tab, mode, report)
+            _check_card_stacks(page, tab)
 
         low = [(t, round(r, 1)) for t, r in
                ((c.inner_text()[:40], c.evaluate(_CONTRAST)) for c in p.locator(".bert-quiz code, .static-demo").all())
@@ -342,6 +358,115 @@ def _check_figures(page, tab, width):
                 img.click()  # and closes it again
                 assert not tab.page.evaluate("i => i.classList.contains('course-natural')", img.element_handle())
 
+
+
+# Every word the page shows, at the size it is drawn: a text node's font size times the CSS transforms above it
+# (an SVG's: its screen matrix, which holds the viewBox's scaling, so a drawing's and a demo chart's labels count as
+# shown); each formula glyph (MathJax draws a character as an mjx-c's ::before, no text node); each figure's
+# smallest text as its PNG is scaled (course/plots.py names it in data-text-px). What a reader cannot see is left
+# out: screen-reader copies, SVG titles, text in a closed dropdown or with no box.
+_TEXT_SIZES = """() => {
+    const root = document.querySelector('main') || document.body;
+    const skip = e => e.closest('mjx-assistive-mml, .visually-hidden, .sr-only, .course-quiz-live, script, style, ' +
+                                'noscript, template, title, desc');
+    const shown = e => { const s = getComputedStyle(e); return s.visibility === 'visible' && parseFloat(s.opacity) > 0; };
+    const det = m => Math.sqrt(Math.abs(m.a * m.d - m.b * m.c));
+    const size = e => {
+        const px = parseFloat(getComputedStyle(e).fontSize);
+        if (e instanceof SVGElement && e.getScreenCTM) return px * det(e.getScreenCTM());
+        let scale = 1;
+        for (let a = e; a && a.nodeType === 1; a = a.parentElement) {
+            const t = getComputedStyle(a).transform;
+            if (t && t !== 'none') scale *= det(new DOMMatrix(t));
+        }
+        return px * scale;
+    };
+    const where = e => {
+        const parts = [];
+        for (let a = e; a && a !== root && parts.length < 3; a = a.parentElement) parts.unshift(a.tagName.toLowerCase());
+        return parts.join('>');
+    };
+    const found = [];
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const e = n.parentElement;
+        if (!n.textContent.trim() || !e || skip(e) || !shown(e)) continue;
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        if (!Array.from(range.getClientRects()).some(r => r.width > 0 && r.height > 0)) continue;
+        found.push([size(e), JSON.stringify(n.textContent.trim().slice(0, 30)) + ' in ' + where(e)]);
+    }
+    for (const c of root.querySelectorAll('mjx-container mjx-c')) {
+        const r = c.getBoundingClientRect();
+        if (skip(c) || !shown(c) || !(r.width > 0 && r.height > 0)) continue;
+        const kind = c.closest('mjx-container').getAttribute('display') === 'true' ? 'a display' : 'an inline';
+        found.push([size(c), JSON.stringify(getComputedStyle(c, '::before').content.replace(/^"|"$/g, '')) +
+                    ' in ' + kind + ' formula']);
+    }
+    for (const i of root.querySelectorAll('.cell_output img[data-text-px]')) {
+        const s = getComputedStyle(i), r = i.getBoundingClientRect();
+        if (!(r.width > 0 && i.naturalWidth > 0)) continue;
+        const drawn = r.width - ['paddingLeft', 'paddingRight', 'borderLeftWidth', 'borderRightWidth']
+            .reduce((a, k) => a + parseFloat(s[k]), 0);
+        const narrow = (i.currentSrc || i.src).endsWith('.narrow.png');
+        const px = parseFloat(narrow ? i.dataset.narrowTextPx : i.dataset.textPx) * drawn / i.naturalWidth;
+        found.push([px, 'the figure ' + (i.currentSrc || i.src).split('/').pop().slice(0, 16)]);
+    }
+    return found.sort((a, b) => a[0] - b[0]);
+}"""
+
+
+def _check_text_size(page, tab, mode, report):
+    """At a phone's width every word is READABLE_PX or more as drawn (issue 30 §5: formulas were scaled to 6.9 px,
+    drawing labels shown at 8.55 px); the smallest goes to the report."""
+    found = tab.page.evaluate(_TEXT_SIZES)
+    assert found, f"{page}: no text measured"
+    report["text_px"][(page, mode)] = (round(found[0][0], 2), found[0][1])
+    small = [(round(px, 2), what) for px, what in found if px < READABLE_PX - 0.005]
+    assert not small, f"{page} ({mode}): {len(small)} word(s) drawn under {READABLE_PX} px: {small[:10]}"
+
+
+# A printed output whose lines are aligned columns (two or more lines with a gap of two spaces or more) is shown
+# with each of its lines on one line: none wraps into the next (issue 30 §5: about 24 printed tables, chapter 8's
+# token-count and 80/10/10 tables among them, had their columns run into each other). Counted from the boxes of
+# its text: visual lines, grouped by their top, against its non-empty lines.
+_WRAPPED_COLUMNS = """() => {
+    const wrapped = [];
+    for (const pre of document.querySelectorAll('.bd-article .cell_output pre')) {
+        const lines = pre.textContent.split('\\n').filter(l => l.trim());
+        if (lines.filter(l => /\\S {2,}\\S/.test(l)).length < 2 || !pre.getClientRects().length) continue;
+        const range = document.createRange();
+        range.selectNodeContents(pre);
+        const half = parseFloat(getComputedStyle(pre).fontSize) / 2;
+        const tops = Array.from(range.getClientRects()).filter(r => r.width > 0 && r.height > 0)
+            .map(r => r.top).sort((a, b) => a - b);
+        const shown = tops.filter((t, k) => k === 0 || t - tops[k - 1] > half).length;
+        if (shown > lines.length) wrapped.push(lines[0].trim().slice(0, 40) + ` (${lines.length} lines shown as ${shown})`);
+    }
+    return wrapped;
+}"""
+
+
+def _check_printed_columns(page, tab, mode):
+    wrapped = tab.page.evaluate(_WRAPPED_COLUMNS)
+    assert not wrapped, f"{page} ({mode}): printed columns wrapped into each other: {wrapped}"
+
+
+MAX_STACK_GROWTH = 2  # page.js's: a table stacked into cards is at most this many times its own height
+
+
+def _check_card_stacks(page, tab):
+    """No table is stacked into a column of cards much longer than the table (issue 30 §5: chapter 8's per-token
+    table became 4,790 px of cards, where the chapter's demo shows it in one screen)."""
+    stacks = tab.page.evaluate("""() => Array.from(document.querySelectorAll('.bd-article table.course-stacked')).map(t => {
+        const stacked = t.getBoundingClientRect().height;
+        t.classList.remove('course-stacked');
+        const flat = t.getBoundingClientRect().height;
+        t.classList.add('course-stacked');
+        return [Math.round(stacked), Math.round(flat), (t.querySelector('th') || t).innerText.trim().slice(0, 30)];
+    })""")
+    long = [s for s in stacks if s[0] > MAX_STACK_GROWTH * s[1]]
+    assert not long, f"{page}: tables stacked into cards over {MAX_STACK_GROWTH}x their height [stacked, flat, head]: {long}"
 
 
 # A page's length on a phone, where a reader scrolls past what it repeats. Chapter 2 was the longest after
