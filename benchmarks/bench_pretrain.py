@@ -12,9 +12,10 @@ Run: python benchmarks/bench_pretrain.py [--repeats 5] [--steps 10] [--seeds 0 1
    * bertlib as ``python -m bertlib.pretrain`` trains: the compact vocabulary of the corpus and logits only
      at the masked positions: the ratio says what the recipe buys.
 
-   A step is the one step of every bertlib run (``bertlib.training.loop.train_steps``: forward, backward,
-   gradient clipping, AdamW update, schedule step), on both sides; each side is warmed up, then timed
-   ``--repeats`` times over ``--steps`` steps, the sides taking turns, and the best repeat counts.
+   A step is the one step of every bertlib run (``bertlib.training.loop.train_step``: forward, backward,
+   gradient clipping, AdamW update, schedule step), on both sides, timed as chapter 11 times it
+   (``bertlib.training.loop.seconds_per_step``): each side warmed up, then timed ``--repeats`` times over
+   ``--steps`` steps, the sides taking turns, and the best repeat counts.
 
 2. The default run (``PretrainConfig()``, what the book executes) for each of ``--seeds``: held-out MLM and
    NSP accuracy against their baselines, and the wall time (data preparation and evaluation included,
@@ -27,10 +28,11 @@ Run: python benchmarks/bench_pretrain.py [--repeats 5] [--steps 10] [--seeds 0 1
 The last line printed is a JSON object with the figures.
 """
 import argparse
+import itertools
 import json
 import os
 import random
-import time
+from functools import partial
 
 import torch
 
@@ -39,9 +41,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import transformers
 
 from bertlib.heads import BertForPreTraining
-from bertlib.training.loop import make_optimizer, make_scheduler, train_steps
+from bertlib.masking import mask_batch
+from bertlib.training.loop import make_optimizer, make_scheduler, seconds_per_step, train_step
 from bertlib.training.objective import pretraining_forward
-from bertlib.training.pretrain import mask_batch, pretrain
+from bertlib.training.pretrain import pretrain
 from bertlib.training.pretrain_config import PretrainConfig
 from bertlib.training.pretraining_data import load_pretraining_data, NspBatches
 
@@ -50,9 +53,10 @@ def step_functions(cfg: PretrainConfig, vocab: str, n_batches: int = 8):
     """{name: fn} where each call of fn is one training step on the next of ``n_batches`` fixed batches."""
     data = load_pretraining_data(vocab)
     model_cfg = cfg.model_config(data.tokenizer.vocab_size)
-    stream = NspBatches(data.train_docs, data.tokenizer, cfg.seq_len, cfg.batch_size, random.Random(0), 0.1)
+    stream = NspBatches(data.train_docs, data.tokenizer, cfg.seq_len, cfg.batch_size, random.Random(0),
+                        cfg.short_seq_prob)
     g = torch.Generator().manual_seed(0)
-    batches = [mask_batch(next(stream), data.tokenizer, cfg, g) for _ in range(n_batches)]
+    batches = [mask_batch(next(stream), data.tokenizer, g, **cfg.masking) for _ in range(n_batches)]
     torch.manual_seed(0)
     ours = BertForPreTraining(model_cfg)
     fns = {}
@@ -72,39 +76,18 @@ def step_functions(cfg: PretrainConfig, vocab: str, n_batches: int = 8):
                                           labels=b["labels"], next_sentence_label=b["next_sentence_label"]))
     else:
         fns["bertlib recipe: compact vocabulary, masked positions only"] = _stepper(
-            ours, batches, lambda m, b: pretraining_forward(m, b, nsp=True))
+            ours, batches, partial(pretraining_forward, nsp=True))
     return fns
 
 
 def _stepper(model, batches, forward):
-    """One call: one training step of ``model`` (``forward(model, batch)`` gives an output with a ``.loss``)."""
+    """One call: one training step of ``model`` on the next of ``batches`` (``forward(model, batch)`` gives an
+    output with a ``.loss``)."""
     model.train()
     opt = make_optimizer(model, 1e-4, 0.01)
     scheduler = make_scheduler(opt, 10**9, 0.0)  # a constant rate, for as many steps as the timing takes
-    state = {"i": 0}
-
-    def next_batch(_):
-        state["i"] += 1
-        return batches[(state["i"] - 1) % len(batches)]
-
-    def step():
-        train_steps(model, next_batch, 1, opt, scheduler, forward=lambda b: forward(model, b))
-
-    return step
-
-
-def best_seconds_per_step(fns: dict, repeats: int, steps: int) -> dict:
-    for fn in fns.values():  # warm-up
-        for _ in range(2):
-            fn()
-    best = dict.fromkeys(fns, float("inf"))
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            for _ in range(steps):
-                fn()
-            best[name] = min(best[name], (time.perf_counter() - start) / steps)
-    return best
+    cycle = itertools.cycle(batches)
+    return lambda: train_step(model, next(cycle), opt, scheduler, forward=forward)
 
 
 def main() -> None:
@@ -119,7 +102,7 @@ def main() -> None:
     cfg = PretrainConfig()
 
     fns = {**step_functions(cfg, "minilm"), **step_functions(cfg, "compact")}
-    best = best_seconds_per_step(fns, args.repeats, args.steps)
+    best = seconds_per_step(fns, args.steps, repeats=args.repeats, warmup=2)
     ref = best["transformers, full vocabulary, every position"]
     print(f"one training step, batch {cfg.batch_size} x {cfg.seq_len}, 1 thread, load {os.getloadavg()[0]:.1f}, "
           f"best of {args.repeats} x {args.steps} steps")

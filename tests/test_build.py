@@ -147,7 +147,7 @@ def test_every_run_the_chapter_reads_is_in_the_catalogue_and_waited_for(page):
     assert not unread, f"{page} waits for runs it never reads: {unread}"
     code = "\n".join(re.findall(r"```\{code-cell\} ipython3\n(.*?)```", text, flags=re.S))
     code = re.sub(r"#.*", "", code)  # comments may say which call a run is
-    for call in ("pretrain(", "finetune_task(", "train_steps(", *(f"E.{e}(" for e in
+    for call in ("pretrain(", "finetune_task(", "train_step(", "pretraining_step(", *(f"E.{e}(" for e in
                                                                ("bidirectional", "mask_mismatch", "mask_rate", "nsp", "few_labels"))):
         assert call not in code, f"{page} trains in a cell ({call}...): put the run in course.runs.RUNS"
 

@@ -231,7 +231,7 @@ def test_a_batch_cut_to_its_longest_row_gives_the_same_loss(tokenizer):
     one = encode_classification(topics[:4], tok, label_names(topics), 48)
     assert trim_padding(one)["labels"].shape == (4,)
     assert trim_padding(cut)["input_ids"].shape == cut["input_ids"].shape
-    assert epoch_batches(full, 8, 1, torch.Generator().manual_seed(0))(0)["input_ids"].shape == (8, longest)
+    assert next(epoch_batches(full, 8, 1, torch.Generator().manual_seed(0)))["input_ids"].shape == (8, longest)
 
 
 def test_the_optimizer_steps_exactly_as_adamw_s_plain_loop(tokenizer):

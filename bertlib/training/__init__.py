@@ -5,7 +5,8 @@ modeling, heads, masking, nsp, collate, params, weights, io). Everything here tr
 run, and imports from ``bertlib``; nothing in ``bertlib`` imports from here.
 
 - ``loop``              the training toolkit: one optimizer set-up, one learning-rate schedule, one progress bar,
-                        one step loop (pretraining, fine-tuning, the experiments and the book all use it)
+                        one training step, one step timer (pretraining, fine-tuning, the experiments and the
+                        book all use it)
 - ``cli``               argument types the three command lines share, and ``option()``: a config field that
                         is also a command-line option
 - ``checkpoint``        the checkpoint folder: checked before training, written atomically; the folders a run
@@ -18,7 +19,7 @@ Pretraining (``python -m bertlib.pretrain``: MLM + NSP pretraining of a tiny BER
 - ``pretrain_config``   ``PretrainConfig``, one run and the command's options
 - ``pretraining_data``  the vocabulary, the documents as ids, the stream of NSP batches, the held-out pairs
 - ``objective``         the MLM + NSP loss of a batch and the held-out scores
-- ``pretrain``          the run (set-up, step loop, final metrics, Ctrl-C) and its command
+- ``pretrain``          the run (set-up, step loop, one pretraining step, final metrics, Ctrl-C) and its command
 
 Fine-tuning (``python -m bertlib.finetune``: the three heads on the shipped datasets, with baselines):
 

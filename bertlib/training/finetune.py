@@ -28,7 +28,7 @@ from ..tokenizer import BertTokenizer
 from . import cli
 from .baselines import classification_baselines, qa_baselines, tagging_baselines, word_overlap_answer
 from .checkpoint import minilm_dir, model_dir_problem
-from .loop import epoch_batches, make_optimizer, make_scheduler, steps_in, train_steps
+from .loop import epoch_batches, make_optimizer, make_scheduler, progress_bar, steps_in, train_step
 from .metrics import accuracy_and_macro_f1, normalize_answer, span_f1, spans_of, squad_scores
 from .task_data import (
     DATA_DIR,
@@ -103,19 +103,18 @@ def train_epochs(model, tensors: dict, *, epochs: int, lr: float, batch_size: in
     total = steps_in(n, batch_size, epochs)
     optimizer = make_optimizer(model, lr, weight_decay)
     scheduler = make_scheduler(optimizer, total, warmup_fraction)
-    next_batch = epoch_batches(tensors, batch_size, epochs, torch.Generator().manual_seed(seed))
+    batches = epoch_batches(tensors, batch_size, epochs, torch.Generator().manual_seed(seed))
     torch.manual_seed(seed)  # dropout
     model.train()
     losses = []
-
-    def after_update(step, out, grad_norm):
-        losses.append(float(out.loss.detach()))
-        if on_step is not None:
-            on_step(len(losses), losses[-1])
-        return {"loss": f"{sum(losses[-20:]) / len(losses[-20:]):.3f}"}
-
-    train_steps(model, next_batch, total, optimizer, scheduler, after_update=after_update,
-                progress="fine-tuning" if progress else "")
+    with progress_bar(total, "fine-tuning" if progress else "") as bar:
+        for batch in batches:
+            out, _ = train_step(model, batch, optimizer, scheduler)
+            losses.append(float(out.loss.detach()))
+            if on_step is not None:
+                on_step(len(losses), losses[-1])
+            bar.update()
+            bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}", refresh=False)
     model.eval()
     return losses
 

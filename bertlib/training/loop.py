@@ -1,4 +1,4 @@
-"""The training toolkit: one optimizer set-up, one learning-rate schedule, one progress bar, one step loop.
+"""The training toolkit: one optimizer set-up, one learning-rate schedule, one progress bar, one training step.
 
 Pretraining, fine-tuning, the experiments, chapter 10's schedule plot, chapter 11 and the benchmark all train
 with these, so a change to how BERT is trained is made once:
@@ -6,16 +6,18 @@ with these, so a change to how BERT is trained is made once:
 * ``make_optimizer``: AdamW, no weight decay on biases and LayerNorm weights, as BERT did;
 * ``linear_schedule``: the learning rate of each update, a share of the peak: linear warm-up, then linear
   decay to zero; ``warmup_steps`` turns a share of the run into a number of steps;
-* ``progress_bar``: a tqdm bar on stderr, or None where tqdm (a book dependency) is missing;
-* ``train_steps``: forward, backward, gradient clipping, optimizer and schedule step, for any model whose
-  output has a ``.loss``; what differs between runs (where batches come from, what is recorded, when to
-  stop) comes in as functions;
+* ``progress_bar``: a tqdm bar on stderr (one that shows nothing where there is no label or no tqdm);
+* ``train_step``: one update, a batch in and its loss out: forward, backward, gradient clipping, optimizer and
+  schedule step, for any model whose output has a ``.loss``. Each run writes its own ``for`` loop around it
+  (where its batches come from, what it records, when it stops);
+* ``seconds_per_step``: how long a step takes, timed the one way chapter 11 and the benchmark time it;
 * ``epoch_batches``, ``trim_padding``: fine-tuning's mini-batches, each cut to its longest row.
 """
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 
 import torch
 
@@ -54,84 +56,88 @@ def make_scheduler(optimizer: torch.optim.Optimizer, total_steps: int,
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: linear_schedule(step, total_steps, warmup))
 
 
+class _NoBar:
+    """The bar ``progress_bar`` gives when nothing is to be shown: takes the same calls, does nothing."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_postfix(self, *args, **kwargs) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
 def progress_bar(total: int, desc: str):
-    """A progress bar on stderr counting ``total`` steps, or None if ``desc`` is empty or tqdm is missing
-    (tqdm comes with the book's dependencies, not the library's)."""
+    """A progress bar on stderr counting ``total`` steps, to use as ``with progress_bar(...) as bar``; one that
+    shows nothing if ``desc`` is empty or tqdm is missing (tqdm comes with the book's dependencies, not the
+    library's)."""
     if not desc:
-        return None
+        return _NoBar()
     try:
         from tqdm.auto import tqdm
     except ImportError:
-        return None
+        return _NoBar()
     return tqdm(total=total, desc=desc, unit="step", file=sys.stderr)
 
 
-def train_steps(
+def train_step(
     model: torch.nn.Module,
-    next_batch: Callable[[int], dict],
-    steps: int,
+    batch: dict[str, torch.Tensor],
     optimizer: torch.optim.Optimizer,
     scheduler,
     *,
-    forward: Callable[[dict], object] | None = None,
+    forward: Callable[[torch.nn.Module, dict], object] | None = None,
     max_grad_norm: float = 1.0,
-    before_update: Callable[[int, dict], None] | None = None,
-    after_update: Callable[[int, object, torch.Tensor], dict | None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
-    progress: str = "",
-) -> int:
-    """Train ``model`` for ``steps`` updates; returns how many were made (fewer if ``should_stop``).
+) -> tuple[object, torch.Tensor]:
+    """One update of ``model`` on ``batch``: returns the model's output (its ``.loss``, and whatever else the
+    model gives) and the norm of all the gradients together before clipping.
 
-    Each update: ``batch = next_batch(step)``, ``out = forward(batch)`` (default ``model(**batch)``), backward
-    through ``out.loss``, ``before_update(step, batch)`` (the gradients are there), the gradients clipped to
-    ``max_grad_norm``, an optimizer step and a schedule step, then ``after_update(step, out, grad_norm)``,
-    which may return what the progress bar shows. ``should_stop()`` is asked before each update.
-    ``progress``: the label of a progress bar on stderr (none if empty)."""
-    forward = (lambda batch: model(**batch)) if forward is None else forward
-    bar = progress_bar(steps, progress)
-    done = 0
-    try:
-        for step in range(steps):
-            if should_stop is not None and should_stop():
-                break
-            batch = next_batch(step)
-            out = forward(batch)
-            optimizer.zero_grad(set_to_none=True)
-            out.loss.backward()
-            if before_update is not None:
-                before_update(step, batch)
-            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
-            optimizer.step()
-            scheduler.step()
-            done += 1
-            shown = after_update(step, out, grad_norm) if after_update is not None else None
-            if bar is not None:
-                bar.update(1)
-                if shown:
-                    bar.set_postfix(shown, refresh=False)
-    finally:
-        if bar is not None:
-            bar.close()
-    return done
+    ``forward(model, batch)`` computes the output (default ``model(**batch)``); pretraining passes
+    ``pretraining_forward`` with the number of masked tokens its loss is divided by."""
+    out = model(**batch) if forward is None else forward(model, batch)
+    optimizer.zero_grad(set_to_none=True)
+    out.loss.backward()
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+    scheduler.step()
+    return out, grad_norm
+
+
+def seconds_per_step(steps: dict[str, Callable[[], object]], n: int, *, repeats: int = 1,
+                     warmup: int = 2) -> dict[str, float]:
+    """Seconds per call of each of ``steps`` (a name -> a function that takes one training step): ``warmup``
+    untimed calls each, then ``repeats`` timings of ``n`` calls each, the functions taking turns so that a
+    busy machine slows all of them alike; the best repeat counts."""
+    for step in steps.values():
+        for _ in range(warmup):
+            step()
+    best = dict.fromkeys(steps, float("inf"))
+    for _ in range(repeats):
+        for name, step in steps.items():
+            start = time.perf_counter()
+            for _ in range(n):
+                step()
+            best[name] = min(best[name], (time.perf_counter() - start) / n)
+    return best
 
 
 def epoch_batches(tensors: dict[str, torch.Tensor], batch_size: int, epochs: int,
-                  generator: torch.Generator) -> Callable[[int], dict]:
-    """``next_batch`` for ``train_steps``: ``epochs`` passes over ``tensors`` in mini-batches, each pass in a
-    new order drawn from ``generator`` (the last batch of a pass may be smaller), each batch without the
-    padding its rows share (``trim_padding``) if ``tensors`` has an attention mask."""
+                  generator: torch.Generator) -> Iterator[dict]:
+    """Fine-tuning's batches: ``epochs`` passes over ``tensors`` in mini-batches, each pass in a new order drawn
+    from ``generator`` (the last batch of a pass may be smaller), each batch without the padding its rows
+    share (``trim_padding``) if ``tensors`` has an attention mask."""
     n = len(next(iter(tensors.values())))
-
-    def batches():
-        for _ in range(epochs):
-            order = torch.randperm(n, generator=generator)
-            for start in range(0, n, batch_size):
-                idx = order[start:start + batch_size]
-                batch = {k: v[idx] for k, v in tensors.items()}
-                yield trim_padding(batch) if "attention_mask" in batch else batch
-
-    stream = batches()
-    return lambda step: next(stream)
+    for _ in range(epochs):
+        order = torch.randperm(n, generator=generator)
+        for start in range(0, n, batch_size):
+            idx = order[start:start + batch_size]
+            batch = {k: v[idx] for k, v in tensors.items()}
+            yield trim_padding(batch) if "attention_mask" in batch else batch
 
 
 def trim_padding(batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -49,6 +49,7 @@ import random
 import sys
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -59,7 +60,7 @@ from ..masking import IGNORE_INDEX
 from ..tokenizer import BertTokenizer
 from . import cli
 from .checkpoint import out_dir_problem, save_checkpoint
-from .loop import make_optimizer, make_scheduler, train_steps
+from .loop import make_optimizer, make_scheduler, progress_bar, train_step
 from .objective import CURVE_PAIRS, HELDOUT_AT, evaluate, heldout_scores, pretraining_forward
 from .pretrain_config import _PAIR, PretrainConfig
 from .pretraining_data import (
@@ -72,7 +73,7 @@ from .run_control import StopOnCtrlC, TrainingInterrupted, distributed
 
 # This module is the run and its command; its parts live by idea (pretrain_config, pretraining_data, objective,
 # run_control, checkpoint), and callers import each part from its own module.
-__all__ = ["PretrainResult", "main", "mask_batch", "parse_args", "pretrain"]
+__all__ = ["PretrainResult", "main", "parse_args", "pretrain", "pretraining_step"]
 
 
 @dataclass
@@ -90,7 +91,8 @@ def pretrain(cfg: PretrainConfig = PretrainConfig(), *, progress: bool = True, o
 
     Under torchrun each process computes the same global batch (same seeds) and trains on its slice of the
     rows, so N processes with ``batch_size`` B take exactly the steps of one process with batch B.
-    ``on_step(step, model, batch)`` is called before each optimizer step (tests use it).
+    ``on_step(step, model, batch)`` is called before each step with the masked global batch it trains on (the
+    model has taken ``step`` updates; tests and the book's demo use it).
     The thread count and torch's deterministic-algorithms switch are set for the run and restored after.
 
     ``out`` is checked before anything is trained (``out_dir_problem``). Ctrl-C stops at the end of the
@@ -115,7 +117,7 @@ def _pretrain(cfg, progress, out, data, model, on_step, stop) -> PretrainResult:
     stop.arm(f"then saving the model to {out}" if out is not None else "saving nothing (no output folder)")
     history = _train(run, progress, on_step, stop)
     if len(history) < cfg.steps:  # stopped by Ctrl-C
-        _stop_interrupted(cfg, run.model, run.data.tokenizer, out, history, run.data, run.rank)
+        _stop_interrupted(run, out, history)
     metrics = _final_metrics(run)
     if out is not None and run.rank == 0:
         save_checkpoint(run.model, run.data.tokenizer, out, metrics, history)
@@ -193,52 +195,56 @@ def _set_up(cfg, out, data, model) -> _Run:
 
 
 def _train(run: _Run, progress: bool, on_step, stop) -> list[dict]:
-    """The step loop (``train_steps``); returns the learning curve, one record per step taken.
+    """The step loop; returns the learning curve, one record per step taken (fewer after Ctrl-C).
 
-    Every process masks the same global batch (same generator) and trains on its slice of the rows. The
-    curve holds the running (exponentially averaged) training losses and, every ``eval_every`` steps, the
-    scores on the first ``CURVE_PAIRS`` held-out pairs of each length (cheap)."""
-    cfg, world = run.cfg, run.world
+    Each step masks a new global batch and trains on it (``pretraining_step``). The curve holds the running
+    (exponentially averaged) training losses and, every ``eval_every`` steps, the scores on the first
+    ``CURVE_PAIRS`` held-out pairs of each length (cheap)."""
+    cfg = run.cfg
     curve_sets = {name: {k: v[:CURVE_PAIRS].to(run.device) for k, v in pairs.items()} for name, pairs in run.heldout.items()}
-    history, running, current = [], {}, {}
+    history, running = [], {}
     t_train = time.perf_counter()
-
-    def next_batch(step):
-        batch = masking.mask_batch(next(run.pairs_for(step)), run.data.tokenizer, run.mask_generator,
-                                   **cfg.masking)  # the global batch
-        current["batch"] = batch
-        current["masked"] = int((batch["labels"] != IGNORE_INDEX).sum())  # masked tokens in the global batch
-        B = batch["input_ids"].size(0)
-        rows = slice(run.rank * B // world, (run.rank + 1) * B // world)
-        return {k: v[rows].to(run.device) for k, v in batch.items()}
-
-    def forward(local):
-        return pretraining_forward(run.ddp_model, local, nsp=cfg.nsp, num_items_in_batch=current["masked"] / world)
-
-    def before_update(step, local):
-        if on_step is not None:
-            on_step(step, run.model, current["batch"])
-
-    def after_update(step, out, grad_norm):
-        # under DDP, this process's share of the loss x world
-        for name, value in (("mlm", out.mlm_loss), ("nsp", out.nsp_loss)):
-            if value is not None:
-                v = float(value.detach()) * world
-                running[name] = v if name not in running else 0.95 * running[name] + 0.05 * v
-        record = {"step": step + 1, "seconds": time.perf_counter() - t_train, "lr": run.scheduler.get_last_lr()[0],
-                  "mlm_loss": running.get("mlm"), "nsp_loss": running.get("nsp"), "grad_norm": float(grad_norm)}
-        if cfg.eval_every and ((step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps) and run.rank == 0:
-            for name, pairs in curve_sets.items():
-                scores = evaluate(run.model, pairs)
-                record.update({f"{HELDOUT_AT[name]}{k}": scores[k] for k in ("mlm_accuracy", "nsp_accuracy", "mlm_loss")})
-        history.append(record)
-        return {k: f"{v:.3f}" for k, v in running.items()}
-
-    train_steps(run.model, next_batch, cfg.steps, run.optimizer, run.scheduler, forward=forward,
-                max_grad_norm=cfg.max_grad_norm, before_update=before_update, after_update=after_update,
-                should_stop=lambda: stop.requested, progress="pretraining" if progress and run.rank == 0 else "")
+    with progress_bar(cfg.steps, "pretraining" if progress and run.rank == 0 else "") as bar:
+        for step in range(cfg.steps):
+            if stop.requested:  # Ctrl-C: the last step has ended
+                break
+            # every process draws the same global batch (same generator) and trains on its rows of it
+            batch = masking.mask_batch(next(run.pairs_for(step)), run.data.tokenizer, run.mask_generator,
+                                       **cfg.masking)
+            if on_step is not None:
+                on_step(step, run.model, batch)
+            out, grad_norm = pretraining_step(run, batch)
+            for name, value in (("mlm", out.mlm_loss), ("nsp", out.nsp_loss)):
+                if value is not None:
+                    v = float(value.detach()) * run.world  # under DDP, this process's share of the loss x world
+                    running[name] = v if name not in running else 0.95 * running[name] + 0.05 * v
+            record = {"step": step + 1, "seconds": time.perf_counter() - t_train,
+                      "lr": run.scheduler.get_last_lr()[0], "mlm_loss": running.get("mlm"),
+                      "nsp_loss": running.get("nsp"), "grad_norm": float(grad_norm)}
+            if cfg.eval_every and ((step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps) and run.rank == 0:
+                for name, pairs in curve_sets.items():
+                    scores = evaluate(run.model, pairs)
+                    record.update({f"{HELDOUT_AT[name]}{k}": scores[k] for k in ("mlm_accuracy", "nsp_accuracy", "mlm_loss")})
+            history.append(record)
+            bar.update()
+            bar.set_postfix({k: f"{v:.3f}" for k, v in running.items()}, refresh=False)
     run.train_seconds = time.perf_counter() - t_train
     return history
+
+
+def pretraining_step(run: _Run, batch: dict[str, torch.Tensor]):
+    """One update on a masked global ``batch`` (B rows): this process's rows of it, their MLM + NSP loss, and
+    ``train_step``'s backward, clipping, AdamW and schedule step. Returns the output and the gradient norm.
+
+    The MLM loss is a sum over the masked tokens divided by their number in the global batch (over the
+    processes: DDP averages the gradients), so N processes take exactly the step of one on the whole batch."""
+    num_items = int((batch["labels"] != IGNORE_INDEX).sum())  # masked tokens in the global batch
+    B = batch["input_ids"].size(0)
+    rows = slice(run.rank * B // run.world, (run.rank + 1) * B // run.world)  # all of them on one process
+    local = {k: v[rows].to(run.device) for k, v in batch.items()}  # (B / world, T) each, (B / world,) NSP labels
+    forward = partial(pretraining_forward, nsp=run.cfg.nsp, num_items_in_batch=num_items / run.world)
+    return train_step(run.ddp_model, local, run.optimizer, run.scheduler, forward=forward,
+                      max_grad_norm=run.cfg.max_grad_norm)
 
 
 def _final_metrics(run: _Run) -> dict:
@@ -273,17 +279,18 @@ def _final_metrics(run: _Run) -> dict:
     return metrics
 
 
-def _stop_interrupted(cfg, model, tok, out, history, data, rank) -> None:
+def _stop_interrupted(run: _Run, out, history: list[dict]) -> None:
     """After Ctrl-C: save what was trained (if anything, and if there is an output folder), say so, and raise
     TrainingInterrupted. No held-out evaluation: whoever pressed Ctrl-C wants it to stop."""
+    cfg, model, tok = run.cfg, run.model, run.data.tokenizer
     done, saved = len(history), None
-    if out is not None and done and rank == 0:
+    if out is not None and done and run.rank == 0:
         metrics = {"interrupted": True, "steps_done": done, "steps": cfg.steps, "vocab_size": tok.vocab_size,
-                   "parameters": sum(p.numel() for p in model.parameters()), "corpus": data.fingerprint,
+                   "parameters": sum(p.numel() for p in model.parameters()), "corpus": run.data.fingerprint,
                    "config": dataclasses.asdict(cfg)}
         save_checkpoint(model, tok, out, metrics, history)
         saved = str(out)
-    if rank == 0:
+    if run.rank == 0:
         what = f"saved the model trained so far to {out}" if saved else "nothing saved" + (
             " (no step finished)" if not done else " (no output folder given)")
         print(f"interrupted after step {done} of {cfg.steps}: {what}", file=sys.stderr, flush=True)
@@ -362,14 +369,6 @@ def main(argv=None) -> None:
         print(json.dumps(summary), flush=True)
     if world > 1:
         torch.distributed.destroy_process_group()
-
-
-def mask_batch(batch, tokenizer, cfg: PretrainConfig, generator: torch.Generator, mask_prob=None):
-    """Kept for chapter 11 and course/runs.py, which call it with a run's config: ``bertlib.masking.mask_batch``
-    with the run's masking (at ``mask_prob`` if given). New code calls
-    ``bertlib.masking.mask_batch(batch, tokenizer, generator, **cfg.masking)``."""
-    recipe = cfg.masking if mask_prob is None else {**cfg.masking, "mlm_probability": mask_prob}
-    return masking.mask_batch(batch, tokenizer, generator, **recipe)
 
 
 if __name__ == "__main__":

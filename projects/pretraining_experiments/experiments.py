@@ -24,6 +24,7 @@ import json
 import math
 import random
 import time
+from functools import partial
 
 import torch
 
@@ -35,7 +36,7 @@ from bertlib.tokenizer import DEFAULT_SPECIAL_TOKENS, BertTokenizer
 from bertlib.training import cli
 from bertlib.training.checkpoint import model_dir_problem
 from bertlib.training.finetune import finetune_task, train_epochs
-from bertlib.training.loop import make_optimizer, make_scheduler, train_steps
+from bertlib.training.loop import make_optimizer, make_scheduler, progress_bar, train_step
 from bertlib.training.objective import evaluate, pretraining_forward
 from bertlib.training.pretrain import pretrain
 from bertlib.training.pretrain_config import PretrainConfig
@@ -106,8 +107,11 @@ def _pretrain_steps(model, make_batch, steps: int, lr: float, nsp: bool, seed: i
     scheduler = make_scheduler(optimizer, steps, 0.1)
     model.train()
     losses = []
-    train_steps(model, make_batch, steps, optimizer, scheduler, forward=lambda b: pretraining_forward(model, b, nsp=nsp),
-                after_update=lambda step, out, grad_norm: losses.append(float(out.loss.detach())), progress=progress)
+    with progress_bar(steps, progress) as bar:
+        for step in range(steps):
+            out, _ = train_step(model, make_batch(step), optimizer, scheduler, forward=partial(pretraining_forward, nsp=nsp))
+            losses.append(float(out.loss.detach()))
+            bar.update()
     model.eval()
     return losses
 
