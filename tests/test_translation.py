@@ -112,7 +112,9 @@ def test_translations_use_the_tables_terms():
     rows = [(i18n.term_pattern(r["english"]), r) for r in i18n.terms()]
     wrong = []
     for page, entry in translated_entries():
-        english = i18n.words(entry.msgid)
+        # a title in italics that the translation keeps in English (a paper's) is a name, not prose to translate
+        english = re.sub(r"\*([^*]+)\*", lambda m: " " if m.group(1) in entry.msgstr else m.group(1),
+                         i18n.words(entry.msgid))
         for pattern, row in rows:
             if pattern.search(english) and row["chinese"] not in entry.msgstr:
                 wrong.append(f"{page}: {row['english'].split('|')[0]!r} is {row['chinese']!r}, missing from "
