@@ -123,6 +123,53 @@ def test_learning_rates_are_what_the_scheduler_gives_and_transformers_one_update
     assert ours[warmup:] == pytest.approx(theirs[warmup:total], rel=1e-12)
 
 
+def test_seconds_per_step_warms_up_then_times_every_step_in_turns():
+    """The one step timer (chapter 11's step timings, the benchmark): each function's warm-up calls first, then
+    ``repeats`` turns in which each function is called ``n`` times in a row; a best time for each."""
+    from bertlib.training.loop import seconds_per_step
+
+    calls = []
+    best = seconds_per_step({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 2, repeats=3, warmup=1)
+    assert calls == ["a", "b"] + ["a", "a", "b", "b"] * 3
+    assert set(best) == {"a", "b"} and all(0 <= s < float("inf") for s in best.values())
+
+
+def test_one_pretraining_step_is_train_step_on_the_batch_the_hook_saw(data):
+    """on_step gets the batch the step trains on, before the update: the same update again from the hook's
+    weights, with the toolkit's train_step and pretraining_forward (its own count of masked tokens), gives
+    the run's weights."""
+    from functools import partial
+
+    from bertlib import BertForPreTraining
+    from bertlib.training.loop import make_optimizer, make_scheduler, train_step
+    from bertlib.training.objective import pretraining_forward
+
+    cfg = dataclasses.replace(TINY, steps=1)
+    seen = {}
+
+    def hook(step, model, batch):
+        seen.update(state={k: v.clone() for k, v in model.state_dict().items()},
+                    batch={k: v.clone() for k, v in batch.items()})
+
+    trained = pretrain(cfg, progress=False, data=data, on_step=hook).model
+    model = BertForPreTraining(cfg.model_config(data.tokenizer.vocab_size))
+    model.load_state_dict(seen["state"])
+    optimizer = make_optimizer(model, cfg.lr, cfg.weight_decay)
+    scheduler = make_scheduler(optimizer, cfg.steps, cfg.warmup_fraction)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        train_step(model, seen["batch"], optimizer, scheduler, forward=partial(pretraining_forward, nsp=cfg.nsp),
+                   max_grad_norm=cfg.max_grad_norm)
+    finally:
+        torch.set_num_threads(threads)
+    moved = 0
+    for (name, ours), theirs in zip(trained.state_dict().items(), model.state_dict().values()):
+        torch.testing.assert_close(ours, theirs, msg=name)
+        moved += not torch.equal(ours, seen["state"][name])
+    assert moved > len(seen["state"]) // 2  # the step did change the weights
+
+
 def test_loss_goes_down(data):
     result = pretrain(dataclasses.replace(TINY, steps=60), progress=False, data=data)
     losses = [h["mlm_loss"] for h in result.history]
