@@ -203,9 +203,10 @@ class TrustedExecute(Execute):
     # ------------------------------------------------------------------ cells
     def preprocess_cell(self, cell, resources, index):
         self._index, self._cell = index, cell
-        if cell.cell_type == "markdown":
-            return _inert_markdown(cell), resources
-        if cell.cell_type != "code":
+        if cell.cell_type != "code":  # markdown (a written answer may be the last cell) or raw
+            cell = _inert_markdown(cell) if cell.cell_type == "markdown" else cell
+            if index == len(self.nb.cells) - 1:
+                self._grade_deferred()
             return cell, resources
         if not self._dead and time.monotonic() > self._deadline:
             self._stop_kernel(f"the notebook ran past its time limit of {self.notebook_seconds} s")
