@@ -5,11 +5,13 @@ Every function takes the Axes (or Figure) it draws on and returns it, so a chapt
 its layout. Nothing here needs a running kernel: the figures are what a reader of the static page sees.
 
 Figure descriptions: ``course.book_setup()`` calls ``describe_figures()``, so every matplotlib figure a
-chapter shows is saved as a PNG that carries its caption (PNG ``Title``: the figure's suptitle, or its panels'
-titles) and its alt text (PNG ``Description``: what kind of chart each panel is, its title, axes and
-categories), both read from the figure itself (``describe_figure``). course/sphinx_ext.py reads them back
-from the PNG and gives every figure of the page its alt text and a caption. A chapter may set its own
-words with ``describe(fig, caption=..., alt=...)`` before showing the figure.
+chapter shows is saved as a PNG that carries its caption (PNG ``Title``) and its alt text (PNG ``Description``).
+The chapter says what the figure shows with ``describe(fig, caption)`` before showing it: a sentence with the
+numbers its cell computed (the finding, not the axes); the alt text is that sentence, then what
+``describe_figure`` reads from the figure itself (what kind of chart each panel is, its title, axes and
+categories). A figure left undescribed gets its suptitle or its panels' titles as a caption, which
+tests/test_figure_captions.py refuses. course/sphinx_ext.py reads both back from the PNG and gives every
+figure of the page its alt text and a caption.
 
 Figures drawn for the page's column: a figure wider than a desktop's column (``PAGE_COLUMN_PX``), whose text the
 page would scale below ``READABLE_PX``, is drawn again at the column's width with the same fonts (``page_figure``).
@@ -149,7 +151,10 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence], align: str | Non
 # --- figure descriptions (alt text and caption) -------------------------------------------------------------
 
 def describe(fig, caption: str | None = None, alt: str | None = None):
-    """Set a figure's caption and/or alt text by hand (otherwise ``describe_figure`` reads them from it)."""
+    """Say what the figure shows: ``caption``, its finding in a sentence, with the numbers the cell computed
+    (never typed: tests/test_prose_numbers.py reads every call); the alt text is that sentence, then what
+    ``describe_figure`` reads from the figure (its kind, axes, categories), unless ``alt`` replaces it. A
+    figure the chapter does not describe gets its titles as a caption, which the book's tests refuse."""
     if caption is not None:
         fig._course_caption = str(caption)
     if alt is not None:
@@ -231,12 +236,14 @@ def _panels(fig) -> list:
 
 
 def describe_figure(fig) -> tuple[str, str]:
-    """(caption, alt text) of a matplotlib figure, read from what it draws: the caption is its suptitle, or
-    its panels' titles; the alt text says what each panel is (kind, title, axes, categories, series)."""
+    """(caption, alt text) of a matplotlib figure: the caption is the finding ``describe`` gave it (else its
+    suptitle, or its panels' titles); the alt text is that finding, then what each panel is, read from what it
+    draws (kind, title, axes, categories, series)."""
     panels = _panels(fig)
     sup = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
     titles = [t for t in (ax.get_title() for ax in panels) if t]
-    caption = getattr(fig, "_course_caption", None) or sup or "; ".join(titles)
+    finding = getattr(fig, "_course_caption", None)
+    caption = finding or sup or "; ".join(titles)
     alt = getattr(fig, "_course_alt", None)
     if alt is None:
         if len(panels) == 1:
@@ -244,6 +251,8 @@ def describe_figure(fig) -> tuple[str, str]:
         else:
             alt = f"Figure of {len(panels)} panels" + (f", \u201c{sup}\u201d" if sup else "") + ". " + " ".join(
                 f"Panel {k + 1}: a {_panel(ax)}." for k, ax in enumerate(panels))
+        if finding:  # what it shows first, then how it is drawn
+            alt = f"{finding} {alt}"
     if not caption:
         caption = alt
     return caption, alt

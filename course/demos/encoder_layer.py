@@ -25,7 +25,7 @@ from bertlib import BertConfig, BertModel, BertTokenizer, eager_attention
 from bertlib.attention import BertSelfAttention
 from bertlib.encoder import ACT2FN, BertLayer
 
-from ..plots import COLORS
+from ..plots import COLORS, describe
 
 WORD = "bank"
 # "bank" is the fifth word of each sentence, so it sits at the same position (5, after [CLS]) in all four:
@@ -287,6 +287,14 @@ def plot_special_shares(shares: dict, ax=None):
     ax.set_title("How much attention goes to [CLS] and [SEP]")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
+    sink = [i for i, c in enumerate(shares["cls"]) if c > 0.5]  # the layers where [CLS] takes most of the weight
+    if sink:
+        describe(ax.figure, f"In layers {sink[0] + 1} to {sink[-1] + 1} [CLS] receives "
+                            f"{min(shares['cls'][i] for i in sink):.0%} to {max(shares['cls'][i] for i in sink):.0%} of "
+                            f"all attention weight, but [CLS] and [SEP] supply at most "
+                            f"{max(shares['added'][i] for i in sink):.0%} of what the heads add there.")
+    else:
+        describe(ax.figure, f"[CLS] receives at most {max(shares['cls']):.0%} of the attention weight in any layer.")
     return ax
 
 
@@ -422,7 +430,10 @@ def model_diagram_picture(config: BertConfig):
            f"around the four boxes from the self-attention to the second LayerNorm says × {L} layers; a residual path "
            "runs around the self-attention into the first add-and-LayerNorm, and around the feed-forward network "
            "into the second.")
-    caption = f"BERT from ids to heads (shapes for H = {H}, L = {L}, {nh} heads)"
+    caption = (f"BERT from ids to heads: token ids of shape (B, T) become (B, T, {H}) vectors, which {L} layers of "
+               f"one shape, each a {nh}-head self-attention and a {config.intermediate_size}-wide feed-forward "
+               "network, rework before the heads read them.")
+    alt = f"{caption} {alt}"  # what it shows, then how it is drawn (as course/plots.py does for every figure)
 
     def png(narrow: bool, **text) -> bytes:
         fig = model_diagram(config, narrow=narrow).figure
