@@ -99,6 +99,19 @@ def make_safe(out, cap: int):
     return out
 
 
+def _execute_with_metadata(kc, metadata: dict):
+    """``kc.execute`` (jupyter_client's: the same request, sent the same way) with ``metadata`` in the
+    execute_request's metadata."""
+    def execute(code, silent=False, store_history=True, user_expressions=None, allow_stdin=None, stop_on_error=True):
+        content = {"code": code, "silent": silent, "store_history": store_history,
+                   "user_expressions": user_expressions or {},
+                   "allow_stdin": kc.allow_stdin if allow_stdin is None else allow_stdin, "stop_on_error": stop_on_error}
+        msg = kc.session.msg("execute_request", content, metadata=dict(metadata))
+        kc.shell_channel.send(msg)
+        return msg["header"]["msg_id"]
+    return execute
+
+
 class TrustedExecute(Execute):
     sandbox = Enum(["bwrap", "none"], "bwrap", help=(
         "bwrap: run every student kernel in a bubblewrap sandbox (the default; grading refuses to start if "
@@ -193,7 +206,7 @@ class TrustedExecute(Execute):
         self._deadline = time.monotonic() + self.notebook_seconds
         self._used: dict[int, int] = {}
         self._cut: set[int] = set()
-        self._student = Student(self._run_in_kernel)
+        self._student = Student(self._run_in_kernel, metadata=True)
         self._deferred: list = []  # (index, cell) of the graded test cells, graded after the last cell
         try:
             return super().preprocess(nb, resources, km)
@@ -302,8 +315,9 @@ class TrustedExecute(Execute):
         self._stop_kernel(f"the notebook sent more than {self.max_submission_bytes // 2**20} MiB of output in all")
         return True
 
-    def _run_in_kernel(self, code: str):
-        """Execute grader code in the kernel: (outputs, "ok" | "error" | "timeout" | "dead")."""
+    def _run_in_kernel(self, code: str, metadata: dict | None = None):
+        """Execute grader code in the kernel, ``metadata`` in its execute_request's metadata (bertgrader.remote
+        sends its requests there): (outputs, "ok" | "error" | "timeout" | "dead")."""
         if self._dead:
             return [], "dead"
         if time.monotonic() > self._deadline:
@@ -311,7 +325,7 @@ class TrustedExecute(Execute):
             return [], "dead"
         scratch = nbformat.v4.new_code_cell(code)
         try:
-            self._execute_aside(scratch)
+            self._execute_aside(scratch, metadata)
         except DeadKernelError:
             self._dead = "the kernel stopped (it crashed, exited or ran out of memory or CPU time)"
             return [], "dead"
@@ -326,15 +340,19 @@ class TrustedExecute(Execute):
             return scratch.outputs, "timeout" if not self._dead else "dead"
         return scratch.outputs, "error" if errors else "ok"
 
-    def _execute_aside(self, scratch):
+    def _execute_aside(self, scratch, metadata: dict | None = None):
         """Run a cell that is not part of the notebook (nbclient writes the cell it ran back into the
-        notebook at its index: put the notebook's own cell back)."""
+        notebook at its index: put the notebook's own cell back), ``metadata`` in its execute_request."""
         self._aside = True
+        if metadata:
+            self.kc.execute = _execute_with_metadata(self.kc, metadata)  # nbclient's execute_cell calls it
         try:
             self.execute_cell(scratch, self._index, store_history=False)
         finally:
             self._aside = False
             self.nb.cells[self._index] = self._cell
+            if self.kc is not None:
+                self.kc.__dict__.pop("execute", None)
 
     def _after_timeout(self):
         """After an interrupt: if the kernel does not answer a trivial request within 10 s, stop it."""
