@@ -3,6 +3,8 @@
 # make test   the fast tier: every test that needs no built book and no whole graded class (minutes)
 # make check  everything: make book, then ruff and every test (what CI runs)
 # make lint   ruff check . (make test and make check run it first)
+# make locale refresh the Chinese edition's translation catalogues (locale/zh_CN/LC_MESSAGES/*.po) from the English
+#             pages: new paragraphs added untranslated, changed ones marked fuzzy (docs/translation.md)
 # make benchmarks   speed against transformers, as ratios
 # make notebooks    rebuild solutions/<a>/<a>.ipynb from its source solutions/<a>/<a>.py (docs/exercises.md)
 # make exercises    regenerate exercises/ from solutions/ with nbgrader (rebuilds the notebooks first)
@@ -33,7 +35,7 @@ PLOTLY_JS_FILE := $(VENV)/js/node_modules/plotly.js-cartesian-dist-min/plotly-ca
 AXE_JS := axe-core@4.14.1
 AXE_JS_FILE := $(VENV)/js/node_modules/axe-core/axe.min.js
 
-.PHONY: book test check lint venv clean benchmarks notebooks exercises js live release
+.PHONY: book test check lint venv clean benchmarks notebooks exercises js live release locale
 
 venv: $(STAMP)
 
@@ -67,9 +69,16 @@ hub-proxy: $(STAMP)
 hub: hub-proxy
 	$(PY) -m bertgrader.hub start --students $(HUB_STUDENTS) --instructor $(HUB_INSTRUCTOR) --port $(HUB_PORT)
 
+# Both editions: the chapters executed once (course.build), rendered in English into _build/html, then in Chinese
+# from the same stored notebooks into _build/html/zh_CN (course/i18n.py).
 book: $(STAMP) js
 	$(PY) -m course.build
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	$(PY) -m course.i18n build
+
+# The translation catalogues from the English pages as they are now (Sphinx's gettext builder, then sphinx-intl).
+locale: $(STAMP)
+	$(PY) -m course.i18n locale
 
 # The book and the student notebooks, without solutions/, scanned for every solution, hidden test and mistake.
 release: book

@@ -23,6 +23,11 @@
   ``narrow_figure``); it is taken out (the page's PNG is left without it) and the page serves it under 600 px
   (``<picture>``: a browser fetches only the one it shows). Each <img> names the smallest text of each version
   in pixels (``data-text-px``, ``data-narrow-text-px``), which tests/test_pages.py checks at a phone's width.
+- Two editions (course/i18n.py): every page's header links to the same page of the other edition, relatively
+  (the Chinese site is _build/html/zh_CN/), with a <link rel="alternate" hreflang>. In the Chinese edition a
+  message with words and no translation yet (its English changed, or it was never translated) stays English,
+  marked: class course-untranslated, lang="en", a dotted left edge (i18n.css); and each page's count of messages
+  to translate and translated goes to _build/zh_CN/translation_progress.json.
 - A page whose notebook course/build.py executed again since Sphinx last read it (a run it reads computed anew,
   its figures drawn by a new course/plots.py) is read again: myst-nb itself looks only at the source's time.
 """
@@ -37,6 +42,7 @@ import urllib.parse
 from pathlib import Path
 
 STATIC = Path(__file__).with_name("_static")
+TEMPLATES = Path(__file__).with_name("_templates")
 _EXTERNAL = re.compile(r"^(https?:)?//", re.I)
 _DROPPED_TYPES = {"application/vnd.jupyter.widget-state+json", "text/x-thebe-config"}
 _THEBE_CONFIG = re.compile(r'<script type="text/x-thebe-config">.*?</script>\s*', re.S)
@@ -267,6 +273,173 @@ def _static_path(app, config):
     config.html_static_path = [*config.html_static_path, str(STATIC)]
 
 
+# ------------------------------------------------------------------------------ the two editions (course/i18n.py)
+UNTRANSLATED = "course-untranslated"
+
+
+def _is_translation(config) -> bool:
+    return (config.language or "en") not in ("en", "en_US")
+
+
+def _language_switch_header(app, config):
+    """The header's link to the other edition (course/_templates/language-switch.html), first in the article
+    header's end, before the theme's buttons."""
+    config.templates_path = [*config.templates_path, str(TEMPLATES)]
+    options = config.html_theme_options
+    end = options.get("article_header_end") or ["article-header-buttons.html"]
+    end = [e.strip() for e in end.split(",")] if isinstance(end, str) else list(end)
+    options["article_header_end"] = ["language-switch.html", *[e for e in end if e != "language-switch.html"]]
+
+
+def _language_switch(app, pagename, templatename, context, doctree):
+    """The same page in the other edition, as a relative link that works from disk: the English page
+    chapters/x.html links to zh_CN/chapters/x.html, and back with ../ for each folder."""
+    from course import i18n
+
+    if app.builder.format != "html":
+        return
+    up, page = "../" * pagename.count("/"), app.builder.get_target_uri(pagename)
+    if _is_translation(app.config):
+        switch = {"href": f"../{up}{page}", "lang": "en", "label": "English", "title": "Read this page in English"}
+    else:
+        switch = {"href": f"{up}{i18n.LANGUAGE}/{page}", "lang": "zh-CN", "label": "中文", "title": "本页的中文版"}
+    context["course_language_switch"] = switch
+    context["metatags"] = context.get("metatags", "") + (
+        f'\n<link rel="alternate" hreflang="{switch["lang"]}" href="{html.escape(switch["href"])}" />')
+    body = context.get("body", "")
+    if UNTRANSLATED in body:  # a paragraph left in English says so to a screen reader
+        context["body"] = re.sub(r'(<[a-z][a-z0-9]*\b[^<>]*\bclass="[^"]*\b' + UNTRANSLATED + r'\b[^"]*")',
+                                 r'\1 lang="en"', body)
+
+
+def _untranslated_transform():
+    from sphinx.transforms import SphinxTransform
+    from sphinx.util.nodes import extract_messages
+
+    class MarkUntranslated(SphinxTransform):
+        """After Sphinx's own translation (priority 20): each message of the page that has words to translate and
+        no translation is marked, and the page's counts kept for translation_progress.json."""
+        default_priority = 25
+
+        def apply(self, **kwargs):
+            from course import i18n
+
+            if not _is_translation(self.config):
+                return
+            docname = self.env.docname
+            catalogue = i18n.translations(docname)
+            need = done = 0
+            for node, msg in extract_messages(self.document):
+                if node.get("translated"):
+                    need, done = need + 1, done + 1
+                elif i18n.needs_translation(msg):
+                    need += 1
+                    if msg in catalogue:  # translated as itself (a name, a formula): Sphinx keeps the English
+                        done += 1
+                    else:
+                        node.setdefault("classes", []).append(UNTRANSLATED)
+            progress = getattr(self.env, "course_translation", None)
+            if progress is None:
+                progress = self.env.course_translation = {}
+            progress[docname] = {"messages": need, "translated": done}
+
+    class TranslateTocCaptions(SphinxTransform):
+        """The table of contents' captions ("Chapters", "Reference"): sphinx-external-toc inserts the toctrees
+        (priority 100) after Sphinx has translated the page (20), so they are translated here, from the page's
+        catalogue, where `make locale` extracted them."""
+        default_priority = 101
+
+        def apply(self, **kwargs):
+            from sphinx import addnodes
+
+            from course import i18n
+
+            if not _is_translation(self.config):
+                return
+            catalogue = i18n.translations(self.env.docname)
+            for toctree in self.document.findall(addnodes.toctree):
+                caption = toctree.get("caption")
+                if caption and caption in catalogue:
+                    toctree["caption"] = toctree["rawcaption"] = catalogue[caption]
+
+    return MarkUntranslated, TranslateTocCaptions
+
+
+_PAGE_RENDERER: dict = {}  # {docname: the notebook renderer myst-nb made for that page}, the page being read only
+
+
+def _glue_in_translations():
+    """Glue references inside a translated message resolve to the page's own values. Sphinx parses a message's
+    translation as a document of its own (its source ends in ":<translated>") with the page's parser, so myst-nb
+    makes it a notebook of its own without the page's outputs, and a glue role there finds no data ("No key ...
+    found in glue data"). The renderer each page's own parse made is kept, and a translated message's glue
+    reference that its own document cannot resolve is looked up in its page's."""
+    import myst_nb.sphinx_ as nb_sphinx
+    from myst_nb.ext.glue import directives, roles, utils
+
+    if getattr(utils.retrieve_glue_data, "course_patched", False):
+        return
+    load_renderer, parse, retrieve = nb_sphinx.load_renderer, nb_sphinx.Parser.parse, utils.retrieve_glue_data
+    made: list = []
+
+    def keeping(name):
+        cls = load_renderer(name)
+
+        def make(*args, **kwargs):
+            made[:] = [cls(*args, **kwargs)]
+            return made[0]
+
+        return make
+
+    def parse_keeping(self, inputstring, document):
+        parse(self, inputstring, document)
+        if "<translated>" not in str(document.get("source", "")) and made:
+            _PAGE_RENDERER.clear()
+            _PAGE_RENDERER[document.settings.env.docname] = made[0]
+
+    def retrieve_glue_data(document, key):
+        try:
+            return retrieve(document, key)
+        except utils.RetrievalError:
+            env = getattr(document.settings, "env", None)
+            page = _PAGE_RENDERER.get(getattr(env, "docname", None))
+            if page is None or "<translated>" not in str(document.get("source", "")):
+                raise
+            own = document.get("nb_renderer")
+            document["nb_renderer"] = page
+            try:
+                return retrieve(document, key)
+            finally:
+                if own is None:
+                    del document["nb_renderer"]
+                else:
+                    document["nb_renderer"] = own
+
+    retrieve_glue_data.course_patched = True
+    nb_sphinx.load_renderer = keeping
+    nb_sphinx.Parser.parse = parse_keeping
+    for module in (utils, roles, directives):
+        module.retrieve_glue_data = retrieve_glue_data
+
+
+def _purge_progress(app, env, docname):
+    getattr(env, "course_translation", {}).pop(docname, None)
+
+
+def _merge_progress(app, env, docnames, other):
+    env.course_translation = {**getattr(env, "course_translation", {}),
+                              **{d: v for d, v in getattr(other, "course_translation", {}).items() if d in docnames}}
+
+
+def _write_progress(app, exception):
+    from course import i18n
+
+    if exception is None and _is_translation(app.config) and app.builder.format == "html":
+        progress = {d: v for d, v in sorted(getattr(app.env, "course_translation", {}).items()) if d in app.env.all_docs}
+        i18n.PROGRESS.parent.mkdir(parents=True, exist_ok=True)
+        i18n.PROGRESS.write_text(json.dumps(progress, indent=1) + "\n", encoding="utf-8")
+
+
 def _repository_button(app, config):
     """The header's repository button follows `repository.url` in _config.yml, the one place to set it: shown
     when that holds a URL, absent when it is empty (jupyter-book itself refuses the button without a URL), so a
@@ -303,7 +476,8 @@ def _extension_version() -> str:
     import hashlib
 
     h = hashlib.sha256()
-    for f in [Path(__file__), Path(__file__).with_name("plots.py"), *sorted(STATIC.iterdir())]:
+    for f in [Path(__file__), Path(__file__).with_name("plots.py"), Path(__file__).with_name("i18n.py"),
+              *sorted(STATIC.iterdir()), *sorted(TEMPLATES.iterdir())]:
         if f.is_file():
             h.update(f.name.encode() + f.read_bytes())
     return h.hexdigest()[:16]
@@ -318,6 +492,14 @@ def setup(app):
     app.connect("doctree-resolved", _describe_figures)
     app.connect("config-inited", _static_path)
     app.connect("config-inited", _repository_button)
+    app.connect("config-inited", _language_switch_header)
+    for transform in _untranslated_transform():
+        app.add_transform(transform)
+    _glue_in_translations()
+    app.connect("env-purge-doc", _purge_progress)
+    app.connect("env-merge-info", _merge_progress)
+    app.connect("build-finished", _write_progress)
+    app.connect("html-page-context", _language_switch, priority=100)
     # Late (priority > 500): myst-nb adds a page's widget scripts in its own html-page-context handler (500).
     # No handler before this one returns a template name (which would stop the event).
     app.connect("html-page-context", _page_assets, priority=900)
@@ -327,6 +509,7 @@ def setup(app):
     app.connect("env-get-outdated", _reexecuted_pages)
     app.connect("build-finished", _copy_plotly)
     app.add_css_file("course.css", priority=900)
+    app.add_css_file("i18n.css", priority=901)
     app.add_js_file("page.js", priority=900, loading_method="defer")
     # after the page's MathJax configuration (Sphinx adds it at 500) and before MathJax runs (deferred): its
     # smallest script size, 9 px (issue 30 section 5)
