@@ -19,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 
 from nbconvert.exporters import HTMLExporter
+from nbconvert.preprocessors import Preprocessor
 
 from bertgrader.sanitize import clean_page
 
@@ -54,8 +55,12 @@ def mathjax_script() -> str:
     return text.replace("</script", "<\\/script")
 
 
+_CODE = re.compile(r"^(```|~~~).*?^\1|`+[^`]*`+", re.M | re.S)  # fenced blocks and code spans: no formula there
+
+
 def has_math(nb) -> bool:
-    return any(cell.cell_type == "markdown" and _MATH.search(cell.source) for cell in nb.cells)
+    """Whether a markdown cell holds a formula (a `$` in code, as in "`$x$` works", is none)."""
+    return any(cell.cell_type == "markdown" and _MATH.search(_CODE.sub("", cell.source)) for cell in nb.cells)
 
 
 def offline_mathjax(html: str, nb) -> str:
@@ -98,23 +103,79 @@ def verdict(cell) -> tuple[bool, str]:
     return False, said if len(said) <= VERDICT_CAP else said[:VERDICT_CAP] + " ..."
 
 
-def annotate(nb, known: list) -> None:
+def is_written_cell(cell) -> bool:
+    """A written answer: a markdown answer cell with points, graded by hand in Formgrader."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.get("cell_type") == "markdown" and bool(meta.get("grade")) and bool(meta.get("solution"))
+
+
+def written_state(grade: dict | None) -> str:
+    """What a written answer's grade says: "graded" (a manual score), "blank" (the box left as released:
+    nbgrader scores it 0 itself) or "awaiting" (answered, no score yet)."""
+    if grade and grade.get("manual_score") is not None:
+        return "graded"
+    if grade and grade.get("auto_score") is not None:
+        return "blank"
+    return "awaiting"
+
+
+def hand_grades(resources) -> tuple[dict, dict]:
+    """({grade id: {"auto_score", "manual_score", "extra_credit", "needs_manual_grade"}}, {cell id: comment})
+    of the notebook a feedback page is made for, from nbgrader's gradebook (what Formgrader stored)."""
+    nbg = (resources or {}).get("nbgrader") or {}
+    if not all(nbg.get(k) for k in ("db_url", "assignment", "notebook", "student")):
+        return {}, {}
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(nbg["db_url"]) as gb:
+        try:
+            sub = gb.find_submission_notebook(nbg["notebook"], nbg["assignment"], nbg["student"])
+        except MissingEntry:
+            return {}, {}
+        grades = {g.name: {"auto_score": g.auto_score, "manual_score": g.manual_score,
+                           "extra_credit": g.extra_credit, "needs_manual_grade": bool(g.needs_manual_grade)}
+                  for g in sub.grades}
+        comments = {c.name: c.comment for c in sub.comments if (c.comment or "").strip()}
+    return grades, comments
+
+
+def annotate(nb, known: list, grades: dict | None = None, comments: dict | None = None) -> None:
     """Put each graded test cell's verdict and the named mistakes its failure shows (``known``: the
     assignment's bertgrader.mistakes.Mistake list) in ``cell.metadata.bertgrader.part``, which the
-    bert_feedback template shows first."""
+    bert_feedback template shows first; with the gradebook's ``grades`` and ``comments`` (``hand_grades``),
+    what the instructor did by hand: a part's score adjusted (its manual score and extra credit) with the
+    comment on its answer cell, and each written answer's state (``written_state``), score and comment."""
     from bertgrader.mistakes import failures, identify
 
+    grades, comments = grades or {}, comments or {}
     shown = identify(known, failures(nb)) if known else []
+    answer = None  # the answer cell a test cell tests: the last one before it
     for cell in nb.cells:
         cell.get("metadata", {}).pop("bertgrader", None)  # a submission's own says nothing here
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        gid = meta.get("grade_id")
+        if is_written_cell(cell):
+            g = grades.get(gid) or {}
+            cell.metadata["bertgrader"] = {"written": {
+                "state": written_state(g), "points": meta.get("points"), "comment": comments.get(gid, ""),
+                "score": g.get("manual_score") if g.get("manual_score") is not None else g.get("auto_score"),
+                "extra_credit": g.get("extra_credit") or 0}}
+            continue
+        if cell.get("cell_type") == "code" and meta.get("solution"):
+            answer = gid
         if not is_test_cell(cell):
             continue
-        gid = cell.metadata["nbgrader"].get("grade_id")
         passed, said = verdict(cell)
         mistakes = [{"name": m.name, "title": m.name.replace("_", " "), "why": m.why}
                     for m in shown if gid in m.messages] if not passed else []
-        cell.metadata.setdefault("bertgrader", {})["part"] = {"passed": passed, "verdict": said,
-                                                              "mistakes": mistakes}
+        g = grades.get(gid) or {}
+        adjusted = None
+        if g.get("manual_score") is not None or g.get("extra_credit"):
+            adjusted = {"auto": g.get("auto_score"), "manual": g.get("manual_score"),
+                        "extra_credit": g.get("extra_credit") or 0}
+        cell.metadata.setdefault("bertgrader", {})["part"] = {
+            "passed": passed, "verdict": said, "mistakes": mistakes, "adjusted": adjusted,
+            "comment": comments.get(answer, "") if answer else ""}
 
 
 def offline_formgrader(c) -> None:
@@ -127,6 +188,58 @@ def offline_formgrader(c) -> None:
     own template (this exporter's) and adds its own template paths."""
     c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES), nbgrader_templates()]
     c.HTMLExporter.extra_template_paths = [nbgrader_templates(), mathjax_dir()]
+    # each written answer's rubric, for the grader (GraderRubric; after SafePage, which bertgrader.sanitize puts first)
+    steps = list(c.HTMLExporter.preprocessors) if "preprocessors" in c.HTMLExporter else []
+    if RUBRIC_STEP not in steps:
+        c.HTMLExporter.preprocessors = [*steps, RUBRIC_STEP]
+
+
+RUBRIC_STEP = "bertgrader.feedback.GraderRubric"
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+
+
+class GraderRubric(Preprocessor):
+    """Formgrader's page of a submission: each written answer (a markdown answer cell with points, graded by
+    hand) gets its rubric, the solution region of the same cell in the course's source notebook
+    (``<root>/<source_directory>/<assignment>/<notebook>.ipynb``: the rubric and a full answer, which the
+    release replaced by the student's box), in ``cell.metadata.bertgrader.rubric``; templates/formgrade shows
+    it above the student's answer. Only Formgrader's page gets it (its resources name the submission); a
+    feedback page or ``jupyter nbconvert`` of an autograded notebook never does, and whatever a notebook
+    says there itself is dropped."""
+
+    def preprocess(self, nb, resources):
+        for cell in nb.cells:
+            meta = cell.get("metadata")
+            if isinstance(meta, dict) and isinstance(meta.get("bertgrader"), dict):
+                meta["bertgrader"].pop("rubric", None)
+        resources = resources or {}
+        if "nbgrader" in resources or not {"submission_id", "assignment_id", "notebook_id"} <= set(resources):
+            return nb, resources
+        assignment, notebook = str(resources["assignment_id"]), str(resources["notebook_id"])
+        if not (_PLAIN_NAME.fullmatch(assignment) and _PLAIN_NAME.fullmatch(notebook)):
+            return nb, resources
+        rubrics = self.rubrics(assignment, notebook)
+        for cell in nb.cells:
+            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if is_written_cell(cell) and rubrics.get(gid):
+                cell.metadata.setdefault("bertgrader", {})["rubric"] = rubrics[gid]
+        return nb, resources
+
+    def rubrics(self, assignment: str, notebook: str) -> dict[str, str]:
+        """{grade id: rubric} of the written answers of the source notebook ({} if it cannot be read)."""
+        import nbformat
+
+        from bertgrader.assignment import rubric
+
+        cd = self.config.get("CourseDirectory", {})
+        root = Path(cd.get("root") or os.getcwd())
+        path = root / str(cd.get("source_directory") or "source") / assignment / f"{notebook}.ipynb"
+        try:
+            source = nbformat.read(str(path), as_version=4)
+        except (OSError, ValueError) as e:
+            self.log.warning("no rubric for %s's written answers: cannot read %s (%s)", assignment, path, e)
+            return {}
+        return {c.metadata["nbgrader"]["grade_id"]: rubric(c) for c in source.cells if is_written_cell(c)}
 
 
 def mathjax_dir() -> str:
@@ -173,7 +286,12 @@ class OfflineHTMLExporter(HTMLExporter):
     def from_notebook_node(self, nb, resources=None, **kw):
         if self.template_name == "bert_feedback":
             nb = copy.deepcopy(nb)
-            annotate(nb, self._mistakes(resources))
+            try:
+                grades, comments = hand_grades(resources)
+            except Exception as e:  # a page is still made, without what was graded by hand
+                self.log.warning("feedback for %s shows no manual grades: %s", (resources or {}).get("nbgrader"), e)
+                grades, comments = {}, {}
+            annotate(nb, self._mistakes(resources), grades, comments)
         output, resources = super().from_notebook_node(nb, resources, **kw)
         # the page's body through an allow-list, after every template and filter ran (bertgrader.sanitize)
         return clean_page(offline_mathjax(output, nb)), resources

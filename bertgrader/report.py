@@ -9,7 +9,10 @@ score distribution, grading times and the submissions that could not be graded; 
 table in the terminal, every message whole, wrapped at word boundaries.
 
 A score here is nbgrader's (``nbgrader export``'s ``score``: the submission's score less its late
-penalty, at least 0); a part passes when it scored its full points.
+penalty, at least 0); a part passes when it scored its full points. A written answer (graded by hand in
+Formgrader) that has no score yet reads "awaiting grading", not as a lost part, and is left out of its
+part's pass rate until graded; a score given by hand (a written answer's, or an autograded part's
+adjusted) is listed with the instructor's comment.
 """
 from __future__ import annotations
 
@@ -35,6 +38,8 @@ class Part:
     points: float
     passed: int = 0
     graded: int = 0
+    written: bool = False  # graded by hand in Formgrader (a written answer)
+    awaiting: int = 0  # written answers not graded yet
 
     @property
     def rate(self) -> float | None:
@@ -52,6 +57,8 @@ class Row:
     max_score: float | None = None
     late_penalty: float = 0.0
     lost: list[str] = field(default_factory=list)  # parts below full points
+    awaiting: list[str] = field(default_factory=list)  # written answers not graded yet (by hand, in Formgrader)
+    by_hand: list[str] = field(default_factory=list)  # scores given by hand, with the instructor's comment
     problems: list[str] = field(default_factory=list)  # what the autograded notebook says failed, whole
     mistakes: list[str] = field(default_factory=list)  # named mistakes its failures show
     seconds: float | None = None  # its grading time (the ledger)
@@ -101,11 +108,11 @@ def collect(root: Path, assignments: list[str], db_url: str | None = None) -> Cl
             for a in assignments:
                 students = sorted(s for a2, s in subs if a2 == a)
                 try:
-                    cells = [(gc.name, float(gc.max_score)) for nb in gb.find_assignment(a).notebooks
-                             for gc in nb.grade_cells]
+                    cells = [(gc.name, float(gc.max_score), gc.cell_type == "markdown")
+                             for nb in gb.find_assignment(a).notebooks for gc in nb.grade_cells]
                 except MissingEntry:
                     cells = []
-                parts = {name: Part(a, name, pts) for name, pts in cells}
+                parts = {name: Part(a, name, pts, written=written) for name, pts, written in cells}
                 report.parts += parts.values()
                 digests = {s: submission_digest(subs[(a, s)]) for s in students}
                 done = ledger.graded(a, digests, root) if cells else set()
@@ -132,15 +139,33 @@ def collect(root: Path, assignments: list[str], db_url: str | None = None) -> Cl
                     sub = gb.find_submission(a, s)
                     every = [g for nb in sub.notebooks for g in nb.grades]
                     grades = {g.name: (g.score, g.max_score) for g in every}
+                    comments = {c.name: c.comment for nb in sub.notebooks for c in nb.comments
+                                if (c.comment or "").strip()}
+                    waiting = {g.name for g in every if g.cell.cell_type == "markdown"
+                               and g.manual_score is None and g.auto_score is None}
                     row = Row(a, s, True, score=max(0.0, float(sub.score) - float(sub.late_submission_penalty or 0)),
                               max_score=float(sub.max_score), late_penalty=float(sub.late_submission_penalty or 0),
                               seconds=seconds.get(s))
                     for name, (score, most) in grades.items():
+                        if name in waiting:  # a written answer no one has graded yet: not a lost part
+                            row.awaiting.append(name)
+                            if name in parts:
+                                parts[name].awaiting += 1
+                            continue
                         if name in parts:
                             parts[name].graded += 1
                             parts[name].passed += score is not None and score >= most
                         if score is None or score < most:
                             row.lost.append(name)
+                    for g in every:
+                        if g.manual_score is None and not g.extra_credit:
+                            continue
+                        said = (f"{g.name}: {g.score:g} of {g.max_score:g} given by hand"
+                                + (f" (the grader gave {g.auto_score:g})" if g.auto_score is not None
+                                   and g.cell.cell_type == "code" else "")
+                                + (f", {g.extra_credit:g} extra credit" if g.extra_credit else ""))
+                        note = comments.get(g.name)
+                        row.by_hand.append(said + (f"; comment: {note}" if note else ""))
                     path = root / "autograded" / s / a / f"{a}.ipynb"
                     nb = nbformat.read(str(path), as_version=4)
                     row.problems = read_autograded(path, whole=True)[0]
@@ -190,8 +215,12 @@ def class_table(report: ClassReport, width: int | None = None) -> str:
         else:
             lines.append(f"{printable(r.student):<{name_w}} {r.assignment:<20} {'-':>7} {'-':>6} {t}  NOT GRADED")
             lines += wrap(r.why, "    why: ")
+        if r.awaiting:
+            lines += wrap(f"{', '.join(r.awaiting)} (written)", "    awaiting grading by hand: ")
         for p in r.problems:
             lines += wrap(p, "    ")
+        for h in r.by_hand:
+            lines += wrap(h, "    by hand: ")
         for m in r.mistakes:
             why = report.mistakes[(r.assignment, m)]["why"]
             lines += wrap(f"known mistake {m.replace('_', ' ')}: {why}", "    = ")
@@ -310,8 +339,11 @@ def render(report: ClassReport) -> str:
             out.append('<div class="box"><table class="parts"><tr><th>part</th><th class="n">points</th>'
                        '<th class="n">passed</th><th class="n">rate</th></tr>')
             for p in parts:
-                out.append(f'<tr><td>{_e(p.name)}</td><td class="n">{p.points:g}</td><td class="n">{p.passed} of '
-                           f'{p.graded}</td><td class="n">{p.rate:.0%}</td></tr>')
+                rate = f"{p.rate:.0%}" if p.rate is not None else "-"
+                waits = f" ({p.awaiting} awaiting grading)" if p.awaiting else ""
+                name = f"{p.name} (written, graded by hand)" if p.written else p.name
+                out.append(f'<tr><td>{_e(name)}</td><td class="n">{p.points:g}</td><td class="n">{p.passed} of '
+                           f'{p.graded}{waits}</td><td class="n">{rate}</td></tr>')
             out.append("</table></div>")
         ranked = sorted(((n, v) for (a2, n), v in report.mistakes.items() if a2 == a),
                         key=lambda kv: (-len(kv[1]["students"]), kv[0]))
@@ -356,7 +388,8 @@ def render(report: ClassReport) -> str:
         out.append('<div class="box"><table class="students"><tr><th>student</th><th class="n">score</th>'
                    '<th class="n">max</th><th class="n">time s</th></tr>')
         for r in rows:
-            said = [*r.problems, *(f"known mistake {m.replace('_', ' ')}" for m in r.mistakes)]
+            said = [*(f"awaiting grading by hand: {w}" for w in r.awaiting), *r.problems,
+                    *(f"by hand: {h}" for h in r.by_hand), *(f"known mistake {m.replace('_', ' ')}" for m in r.mistakes)]
             if not r.graded:
                 said = [f"not graded: {r.why}"]
             score = f"{r.score:g}" if r.graded else "-"

@@ -280,10 +280,18 @@ def test_moodle_worksheet_times_need_a_zone(course, tmp_path, capsys):
 
 
 # ----------------------------------------------------------------------------------------------- export
-def gradebook(course: Path, scores: dict[str, tuple[float, datetime | None]], manual: set[str] = frozenset()):
+WRITTEN = "explain_80_10_10"
+
+
+def gradebook(course: Path, scores: dict[str, tuple[float, datetime | None]], manual: set[str] = frozenset(),
+              by_hand: dict | None = None):
     """nbgrader's gradebook for the course: 08_masking with three graded cells (3 + 3 + 2 points), each
     student's submission at its time, auto scores adding up to its score, and the late penalty nbgrader's
-    LateSubmissionPlugin ('zero': a late submission scores 0) assigns from the time the import recorded."""
+    LateSubmissionPlugin ('zero': a late submission scores 0) assigns from the time the import recorded.
+    With ``by_hand`` ({student: {cell: (manual score, comment, the answer cell commented)}}), 08's written
+    answer too (2 points, graded by hand; left blank, so scored 0 by nbgrader, by the others) and what
+    Formgrader stores when the instructor grades it or adjusts a part: the manual score, needs_manual_grade
+    cleared, the comment (nbgrader's formgrader GradeHandler.put and CommentHandler.put)."""
     from nbgrader.api import Gradebook
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.plugins import LateSubmissionPlugin
@@ -298,6 +306,10 @@ def gradebook(course: Path, scores: dict[str, tuple[float, datetime | None]], ma
         gb.add_notebook(A, A)
         for cell, points in (("test_select", 3), ("test_replace", 3), ("test_labels", 2)):
             gb.add_grade_cell(cell, A, A, max_score=points, cell_type="code")
+        if by_hand is not None:
+            gb.add_grade_cell(WRITTEN, A, A, max_score=2, cell_type="markdown")
+            for answer in (WRITTEN, "select", "replace"):
+                gb.add_solution_cell(answer, A, A)
         for student, score in scores.items():
             gb.add_student(student)
             when = cd.get_existing_timestamp(str(submitted(course, student)))  # what nbgrader autograde reads
@@ -307,6 +319,15 @@ def gradebook(course: Path, scores: dict[str, tuple[float, datetime | None]], ma
                 g = gb.find_grade(cell, A, A, student)
                 g.auto_score, left = min(points, left), left - min(points, left)
                 g.needs_manual_grade = student in manual
+            if by_hand is not None:
+                written = gb.find_grade(WRITTEN, A, A, student)
+                written.auto_score, written.needs_manual_grade = 0.0, False  # blank unless graded below
+                for cell, (score_given, said, answer) in by_hand.get(student, {}).items():
+                    g = gb.find_grade(cell, A, A, student)
+                    g.manual_score, g.needs_manual_grade = score_given, False
+                    if cell == WRITTEN:
+                        g.auto_score = None  # answered: nbgrader leaves it to a person
+                    gb.find_comment(answer, A, A, student).manual_comment = said
             gb.db.commit()
             nb = sub.notebooks[0]
             if sub.total_seconds_late > 0:
@@ -389,7 +410,10 @@ def test_moodle_export_fills_in_the_worksheet_and_zips_feedback_as_moodle_upload
     ws = moodle_worksheet(tmp_path / "worksheet.csv", WORKSHEET)
     assert cli.main(["import", "moodle", str(z), "--assignment", A, "--root", str(course), "--worksheet", str(ws),
                      "--timezone", "Europe/Berlin"]) == 1
-    gradebook(course, {"123456": 8, "123457": 7, "123458": 4, "123459": 3})
+    gradebook(course, {"123456": 8, "123457": 7, "123458": 4, "123459": 3}, by_hand={
+        "123456": {WRITTEN: (2.0, "Both reasons, in your own words.", WRITTEN)},
+        "123458": {"test_labels": (1.0, "Half the points: your labels are right, but only where [MASK] went.",
+                                   "replace")}})
     feedback_page(course, "123456", "bob")
     feedback_page(course, "123458", "jose")
     capsys.readouterr()
@@ -403,11 +427,14 @@ def test_moodle_export_fills_in_the_worksheet_and_zips_feedback_as_moodle_upload
                              "Grade can be changed", "Last modified (submission)", "Last modified (grade)",
                              "Feedback comments"]
     got = {r["Identifier"]: (r["Grade"], r["Feedback comments"]) for r in rows}
-    assert got == {
-        "Participant 123456": ("100.00", "8 of 8 points. The feedback page is attached."),  # before the deadline
-        "Participant 123457": ("0.00", "0 of 8 points (after a late penalty of 7)."),  # 9:30 in Berlin on the 2nd
-        "Participant 123458": ("50.00", "4 of 8 points. The feedback page is attached."),
-        "Participant 123459": ("37.50", "3 of 8 points."),  # no time in Moodle: on time
+    assert got == {  # of 10: the written answer's 2 points too, graded by hand (issue 29 §4)
+        "Participant 123456": ("100.00", f"10 of 10 points. {WRITTEN}: 2 of 2 given by hand. Comment on {WRITTEN}: "
+                                         "Both reasons, in your own words. The feedback page is attached."),
+        "Participant 123457": ("0.00", "0 of 10 points (after a late penalty of 7)."),  # 9:30 in Berlin on the 2nd
+        "Participant 123458": ("50.00", "5 of 10 points. test_labels: 1 of 2 given by hand (the grader gave 0). "
+                                        "Comment on replace: Half the points: your labels are right, but only where "
+                                        "[MASK] went. The feedback page is attached."),  # the part adjusted: 4 -> 5
+        "Participant 123459": ("30.00", "3 of 10 points."),  # no time in Moodle: on time
         "Participant 123460": ("", ""),  # never submitted: untouched
     }
     assert rows[1]["Last modified (submission)"] == "Wednesday, 2 December 2026, 9:30 AM"  # the rest as Moodle wrote it
@@ -458,15 +485,30 @@ def test_a_canvas_class_graded_for_real_gets_its_late_penalty_and_its_pages_back
     course.generate_feedback(a)
     full = sum(course.scores(a, "340934").values())
     assert full > 0 and course.scores(a, "340935") == course.scores(a, "340934")  # both answers right
+    # each written answer waits for the instructor: no grade reaches Canvas before it is graded
+    [written] = course.written(a, "340934")
+    export = ["export", "canvas", "--assignment", a, "--root", str(course.root), "--out", str(tmp_path / "o"),
+              "--column", "Embeddings (4404)"]
     capsys.readouterr()
-    rc = cli.main(["export", "canvas", "--assignment", a, "--root", str(course.root), "--out", str(tmp_path / "o"),
-                   "--column", "Embeddings (4404)"])
+    assert cli.main(export) == 1
+    assert f"not exported: 340934: needs manual grading in Formgrader first ({written})" in capsys.readouterr().err
+    with course._gradebook() as gb:  # graded by hand, as Formgrader stores it (its GradeHandler, CommentHandler)
+        for s in ("340934", "340935"):
+            g = gb.find_grade(written, a, a, s)
+            g.manual_score, g.needs_manual_grade = 1.5, False
+            gb.find_comment(written, a, a, s).manual_comment = f"Graded by hand for {s}: the width is kept."
+        gb.db.commit()
+    course.generate_feedback(a)
+    full += 1.5
+    rc = cli.main(export)
     assert rc == 0, capsys.readouterr()
     rows = list(csv.reader(io.StringIO((tmp_path / "o" / f"canvas-{a}-grades.csv").read_text())))
     assert {r[1]: r[5] for r in rows[1:]} == {"340934": f"{full:.2f}", "340935": "0.00"}
     with zipfile.ZipFile(tmp_path / "o" / f"canvas-{a}-feedback.zip") as zf:
         assert sorted(zf.namelist()) == [f"doejane_340935_208490290_{a}_feedback.html",
                                          f"smithbob_340934_208490284_{a}_feedback.html"]
+        page = zf.read(f"smithbob_340934_208490284_{a}_feedback.html").decode()
+    assert "Graded by hand for 340934: the width is kept." in page and "Score: 1.5 / 2.0" in page, page[-3000:]
 
 
 def nbformat_bytes(nb) -> bytes:

@@ -10,6 +10,11 @@
 - the class report (bertgrader/report.py): on a gradebook built here (no kernel), its numbers equal the
   gradebook's and nbgrader export's, the page is one file with inline SVG and no script, the terminal
   table holds every message whole, wrapped between words; Chromium opens it offline at 1280 and 390 px.
+- what the instructor gives by hand (issue 29 §4), stored as Formgrader stores it (nbgrader's gradebook
+  API, as its formgrader handlers do): a written answer's score and comment and a part's adjusted score
+  with the comment on its answer reach the feedback page and the class report; a written answer no one has
+  graded yet reads "awaiting grading", not as a lost part; Formgrader's page shows the grader the rubric,
+  the feedback page never does.
 tests/test_class_grading.py grades real classes for the rest (regrades, stale pages, manual scores).
 """
 from __future__ import annotations
@@ -110,6 +115,24 @@ def test_the_signatures_are_not_released():
 
 
 # ----------------------------------------------------------------------------------------------- a course
+WRITTEN = "explain_80_10_10"  # 08's written answer, graded by hand
+ALICE_SAYS = "Right on both counts: the mismatch and *why* the model must check visible words."
+BOB_PART_SAYS = "Half the points by hand: you select 15%, but of every token, [CLS] and [SEP] included."
+
+
+def _formgrader_grade(gb, cell: str, student: str, manual=None, extra=None, comment=None, answer=None):
+    """What Formgrader's score box and comment box store (nbgrader's formgrader GradeHandler.put and
+    CommentHandler.put): the manual score and extra credit, needs_manual_grade cleared unless nothing is
+    scored; the comment on the answer cell (``answer``, the cell itself by default)."""
+    if manual is not None or extra is not None:
+        g = gb.find_grade(cell, A, A, student)
+        g.manual_score, g.extra_credit = manual, extra
+        g.needs_manual_grade = g.manual_score is None and g.auto_score is None
+    if comment is not None:
+        gb.find_comment(answer or cell, A, A, student).manual_comment = comment
+    gb.db.commit()
+
+
 def _course(tmp_path: Path) -> Path:
     """A course root with 08's source and a signature file of its own (two named mistakes of 08, with
     messages made up here: the matching is what is tested, not 08's checks)."""
@@ -142,6 +165,8 @@ def _autograded(root: Path, student: str, fails: dict[str, str]) -> Path:
     nb = read_nb(root / "solutions" / A / f"{A}.ipynb")
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "markdown" and meta.get("grade"):  # the written answer: the student's own words
+            cell.source = f"{student}'s answer: [MASK] is never seen at fine-tuning, so the model must check every word."
         if cell.cell_type != "code":
             continue
         cell.outputs = []
@@ -164,7 +189,9 @@ def _autograded(root: Path, student: str, fails: dict[str, str]) -> Path:
 def course(tmp_path_factory):
     """A graded class of four built straight into a gradebook (nbgrader's API, no kernel): alice full
     marks, bob a named mistake (other numbers than its signature), carol the same part failed in other
-    words, and dave, who could not be graded."""
+    words, and dave, who could not be graded. By hand, as in Formgrader: alice's written answer 2 of 2 with a
+    comment, bob's 2 of 2 and his failed part adjusted to 1 with a comment on its answer cell; carol's
+    written answer not graded yet."""
     from nbgrader.api import Gradebook
 
     from bertgrader.classes.db import Ledger, submission_digest
@@ -195,7 +222,13 @@ def course(tmp_path_factory):
             gb.add_submission(A, s)
             for g in gb.find_submission_notebook(A, A, s).grades:
                 g.auto_score = 0.0 if g.name in failed else g.max_score
+                if g.name == WRITTEN:  # answered: nbgrader leaves it to a person
+                    g.auto_score, g.needs_manual_grade = None, True
             gb.db.commit()
+        answer = _answer_of(source, part)
+        _formgrader_grade(gb, WRITTEN, "alice", manual=2.0, comment=ALICE_SAYS)
+        _formgrader_grade(gb, WRITTEN, "bob", manual=2.0)
+        _formgrader_grade(gb, part, "bob", manual=1.0, comment=BOB_PART_SAYS, answer=answer)
     ledger = Ledger(url, "bert-course")
     ledger.create()
     for i, (s, failed) in enumerate(fails.items()):
@@ -206,7 +239,19 @@ def course(tmp_path_factory):
     dave.write_text("not a notebook")
     ledger.failed(A, "dave", "not a notebook (not JSON)")
     ledger.close()
-    return dict(root=root, url=url, first=first, second=second, part=part, parts=parts, fails=fails)
+    return dict(root=root, url=url, first=first, second=second, part=part, parts=parts, fails=fails, answer=answer)
+
+
+def _answer_of(source, part: str) -> str:
+    """The answer cell a graded part tests: the last code answer cell before it."""
+    answer = None
+    for c in source.cells:
+        meta = c.metadata.get("nbgrader", {})
+        if meta.get("grade_id") == part:
+            return answer
+        if c.cell_type == "code" and meta.get("solution"):
+            answer = meta["grade_id"]
+    raise KeyError(part)
 
 
 def _env():
@@ -229,8 +274,12 @@ def test_report_numbers_equal_the_gradebooks(course):
     for s, r in graded.items():
         assert r.score == float(rows[s]["score"]) and r.max_score == float(rows[s]["max_score"]), (s, rows[s])
         assert r.lost == sorted(course["fails"][s]), s
+        assert r.awaiting == ([WRITTEN] if s == "carol" else []), "a written answer not graded yet is not lost"
     assert [(r.student, r.why) for r in report.failed] == [("dave", "not a notebook (not JSON)")]
     for p in report.parts:
+        if p.name == WRITTEN:  # graded by hand for alice and bob; carol's waits
+            assert (p.written, p.passed, p.graded, p.awaiting) == (True, 2, 2, 1), p
+            continue
         assert (p.passed, p.graded) == (sum(p.name not in f for f in course["fails"].values()), 3), p
     assert {k: v["students"] for k, v in report.mistakes.items()} == {(A, course["first"]): ["bob"]}
     assert graded["bob"].mistakes == [course["first"]] and graded["carol"].mistakes == []
@@ -354,3 +403,107 @@ def test_formgrader_page_is_offline_and_verdict_first(course):
     for gid in course["parts"]:
         assert f'<input class="score tabbable" id="{gid}"' in page, "Formgrader's score box for each part"
     assert "FORGED VERDICT" not in page
+
+
+# ----------------------------------------------------------------------------------------------- by hand
+def test_report_says_awaiting_grading_and_what_was_given_by_hand(course, tmp_path):
+    """The class table and page: carol's written answer awaits grading (her status is not "lost" for it),
+    bob's adjusted part is listed with the grader's score and the comment, alice's written answer with hers."""
+    root = course["root"]
+    out = tmp_path / "report.html"
+    proc = subprocess.run([sys.executable, "-m", "bertgrader", "report", A, "--out", str(out), "--width", "200"],
+                          cwd=root, env=_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {ln.split()[0]: ln for ln in proc.stdout.splitlines() if re.match(r"^(alice|bob|carol) ", ln)}
+    assert rows["alice"].endswith("full marks") and rows["carol"].endswith("lost 1 part"), rows
+    assert rows["bob"].endswith("lost 1 part"), "the written answer is not a lost part"
+    said = " ".join(proc.stdout.split())
+    assert f"awaiting grading by hand: {WRITTEN} (written)" in said
+    assert f"by hand: {course['part']}: 1 of {_points(root)[course['part']]:g} given by hand (the grader gave 0)" in said
+    assert f"comment: {BOB_PART_SAYS}" not in said, "bob's comment is on his answer cell, listed under its name"
+    assert f"by hand: {WRITTEN}: 2 of 2 given by hand; comment: {ALICE_SAYS}" in said
+    page = out.read_text()
+    assert f"awaiting grading by hand: {WRITTEN}" in page and f"{WRITTEN} (written, graded by hand)" in page
+    assert "2 of 2 (1 awaiting grading)" in page
+
+
+def _points(root: Path) -> dict:
+    from bertgrader.assignment import points
+
+    return points(read_nb(root / "solutions" / A / f"{A}.ipynb"))
+
+
+def _feedback(root: Path, student: str) -> str:
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", A, "--student", student, "--force"],
+                          cwd=root, env=_env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return (root / "feedback" / student / A / f"{A}.html").read_text()
+
+
+def _written_panel(page: str) -> str:
+    """The written answer's panel of a feedback page: from its cell to the next cell (or the page's end)."""
+    start = page.index('<div class="cell border-box-sizing text_cell rendered graded-part written-part">')
+    end = page.find('<div class="cell border-box-sizing', start + 10)
+    return page[start:end if end > 0 else len(page)]
+
+
+def test_feedback_pages_carry_what_was_given_by_hand(course):
+    """nbgrader generate_feedback itself: carol's written answer reads "awaiting grading" (the heading says
+    the points wait; no 0 / 2 for it), alice's shows her score and the instructor's comment, bob's adjusted
+    part says what counts and what the grader gave, with the comment on his answer; no page holds the rubric."""
+    root = course["root"]
+    rubric_line = "**Rubric (2 points; the grader's, never released).**"
+    pages = {s: _feedback(root, s) for s in ("alice", "bob", "carol")}
+    carol = _written_panel(pages["carol"])
+    assert "awaiting grading" in carol and "Score: awaiting grading / 2.0" in carol and "panel-info" in carol
+    assert "2.0 points await grading by hand (your written answer explain_80_10_10)" in pages["carol"]
+    assert f'<a href="#{WRITTEN}">Written response</a> (awaiting grading, 2.0 points)' in pages["carol"]
+    assert "Written response</a> (Score: 0.0 / 2.0)" not in pages["carol"]
+    alice = _written_panel(pages["alice"])
+    assert "graded by your instructor" in alice and "Score: 2.0 / 2.0" in alice
+    assert "Your instructor&#39;s comment:" in alice or "Your instructor's comment:" in alice
+    assert "Right on both counts: the mismatch and <em>why</em> the model must check visible words." in alice
+    assert "await grading by hand" not in pages["alice"]
+    part = pages["bob"][pages["bob"].index(f"<code>{course['part']}</code>"):]
+    part = part[:part.index("<details")]
+    most = _points(root)[course["part"]]
+    assert f"Score: 1.0 / {most:.1f}" in part, "nbgrader's score: the manual one"
+    assert re.search(rf"Score adjusted by your instructor:</b>\s*1.0 / {most:.1f} counts, where the grader gave 0.0",
+                     part), part
+    assert BOB_PART_SAYS in part and "failed" in part, "the comment on his answer, beside the grader's verdict"
+    for s, page in pages.items():
+        assert rubric_line.replace("*", "") not in page and "A full answer." not in page, f"{s}'s page shows the rubric"
+
+
+def test_formgrader_shows_the_grader_the_rubric(course):
+    """Formgrader's page of a submission (its exporter, configured as configure(c) does: the page's
+    sanitiser, then offline_formgrader): the written answer has its rubric above it, from the course's source
+    notebook, and its score and comment boxes; a feedback page's exporter adds no rubric (resources name no
+    submission)."""
+    from nbconvert.exporters import HTMLExporter
+    from traitlets.config import Config
+
+    from bertgrader.feedback import GraderRubric, offline_formgrader
+    from bertgrader.sanitize import install
+
+    root = course["root"]
+    c = Config()
+    c.HTMLExporter.template_name = "formgrade"
+    c.CourseDirectory.root, c.CourseDirectory.source_directory = str(root), "solutions"
+    install(c)
+    offline_formgrader(c)
+    assert list(c.HTMLExporter.preprocessors) == ["bertgrader.sanitize.SafePage", "bertgrader.feedback.GraderRubric"]
+    resources = {"assignment_id": A, "notebook_id": A, "submission_id": "x", "index": 0, "total": 1,
+                 "base_url": "", "student": "carol", "last_name": None, "first_name": None, "notebook_path": "p"}
+    path = root / "autograded" / "carol" / A / f"{A}.ipynb"
+    page, _ = HTMLExporter(config=c).from_filename(str(path), resources=resources)
+    box = page[page.index("grader-rubric"):page.index(f'<input class="score tabbable" id="{WRITTEN}"')]
+    assert f"Rubric for <code>{WRITTEN}</code> (2.0 points): for the grader" in box
+    assert "<strong>Rubric (2 points; the grader's, never released).</strong>" in box.replace("&#39;", "'")
+    assert "A full answer." in box
+    assert f'id="{WRITTEN}-comment"' in page, "Formgrader's comment box for the written answer"
+    nb = read_nb(path)
+    nb.cells[-1].metadata["bertgrader"] = {"rubric": "FORGED RUBRIC"}  # a notebook's own says nothing
+    for res in ({"nbgrader": {"assignment": A}}, {}):
+        out, _ = GraderRubric(config=c).preprocess(nb, dict(res))
+        assert all("rubric" not in (cell.metadata.get("bertgrader") or {}) for cell in out.cells), res

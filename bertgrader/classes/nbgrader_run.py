@@ -143,11 +143,13 @@ def read_autograded(path: Path, whole: bool = False) -> tuple[list[str], list[tu
 
 def manual_kept(before: dict, after: dict) -> list[dict]:
     """The cells of a regraded submission whose automatic score changed while a manual score (given in
-    Formgrader, which nbgrader keeps across regrades and counts instead) stayed: each needs a look."""
+    Formgrader, which nbgrader keeps across regrades and counts instead) stayed: each needs a look.
+    A written answer (no automatic score before or after) graded by hand before the regrade is one too: its
+    score was given to the answer as it was, and nbgrader marks it as needing a grade again."""
     out = []
     for cell, (auto, manual) in sorted(after.items()):
         was = before.get(cell)
-        if manual is not None and was is not None and was[0] != auto:
+        if manual is not None and was is not None and (was[0] != auto or (auto is None and was[0] is None)):
             out.append({"cell": cell, "manual": manual, "auto_before": was[0], "auto_now": auto})
     return out
 
@@ -156,6 +158,9 @@ def manual_note(k: dict) -> str:
     def said(x):
         return "none" if x is None else format(x, "g")
 
+    if k["auto_before"] is None and k["auto_now"] is None:
+        return (f"{k['cell']}: REVIEW the manual score {said(k['manual'])} of this written answer, given to it "
+                "before this regrade (nbgrader marks it as needing a grade again: confirm or change it in Formgrader)")
     return (f"{k['cell']}: REVIEW the manual score {said(k['manual'])}, kept although the automatic score changed "
             f"from {said(k['auto_before'])} to {said(k['auto_now'])} (nbgrader counts the manual score: change or "
             "clear it in Formgrader)")

@@ -464,11 +464,14 @@ def print_summary(outcome: Outcome, out=sys.stdout) -> None:
           f"gradebook {describe(outcome.plan.db_url)}", file=out)
     flagged = [(r, k) for r in outcome.results for k in r.get("manual_kept", [])]
     if flagged:
-        print(f"\nmanual scores to review ({len(flagged)}): the automatic score of these cells changed, and "
-              "nbgrader still counts the manual score given before (Formgrader: change or clear it)", file=out)
+        print(f"\nmanual scores to review ({len(flagged)}): the automatic score of these cells changed, or the "
+              "written answer was graded before this regrade, and nbgrader still counts the manual score given "
+              "before (Formgrader: change or clear it)", file=out)
         for r, k in flagged:
-            print(f"  {printable(r['student'])}/{r['assignment']} {k['cell']}: manual {k['manual']:g}, automatic "
-                  f"{k['auto_before']} -> {k['auto_now']}", file=out)
+            what = ("written answer, graded before this regrade" if k["auto_before"] is None and k["auto_now"] is None
+                    else f"automatic {k['auto_before']} -> {k['auto_now']}")
+            print(f"  {printable(r['student'])}/{r['assignment']} {k['cell']}: manual {k['manual']:g}, {what}",
+                  file=out)
     if outcome.feedback:
         ok = sorted(f"{printable(s)}/{a}" for (a, s), why in outcome.feedback.items() if why is None)
         bad = {f"{printable(s)}/{a}": why for (a, s), why in outcome.feedback.items() if why is not None}

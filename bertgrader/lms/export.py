@@ -1,8 +1,12 @@
 """Grades and feedback pages out of nbgrader, in the files each LMS imports.
 
 Scores come from nbgrader's gradebook as ``nbgrader export`` computes them (the submission's score less its
-late penalty, at least 0). A submission that still needs manual grading in Formgrader, or was never graded,
-gets no grade (and is named), so an unfinished score never reaches the LMS. The LMS's own maximum is kept:
+late penalty, at least 0). A submission that still needs manual grading in Formgrader (a written answer no
+one has graded yet, a manual score to review after a regrade), or was never graded, gets no grade (and is
+named, with the cells that wait), so an unfinished score never reaches the LMS. What the instructor gave by
+hand reaches the student both ways: in the feedback page (the written answer's score and comment, a part's
+adjusted score and the comment on its answer) and, for Moodle, in the "Feedback comments" cell (Canvas's
+gradebook import takes no comments: there the feedback page carries them). The LMS's own maximum is kept:
 a score is scaled to the column's points (Canvas's "Points Possible", Moodle's "Maximum grade").
 
 - Canvas: a gradebook CSV for Grades > Import: "Student", "ID", "SIS User ID", "SIS Login ID", "Section",
@@ -42,6 +46,7 @@ class Grade:
     score: float  # after the late penalty
     max_score: float
     penalty: float
+    notes: list[str] = field(default_factory=list)  # scores given by hand and the instructor's comments
 
 
 @dataclass
@@ -69,12 +74,34 @@ def read_grades(db_url: str, assignment: str, students: list[str]) -> Grades:
             except MissingEntry:
                 out.not_exported.append(f"{s}: not in the gradebook (not graded yet)")
                 continue
+            every = [g for nb in sub.notebooks for g in nb.grades]
             if sub.needs_manual_grade:
-                out.not_exported.append(f"{s}: needs manual grading in Formgrader first")
+                waiting = sorted(g.name for g in every if g.needs_manual_grade)
+                out.not_exported.append(f"{s}: needs manual grading in Formgrader first"
+                                        + (f" ({', '.join(waiting)})" if waiting else ""))
                 continue
             penalty = sub.late_submission_penalty or 0.0
-            out.grades[s] = Grade(max(0.0, sub.score - penalty), sub.max_score, penalty)
+            out.grades[s] = Grade(max(0.0, sub.score - penalty), sub.max_score, penalty, by_hand(sub))
     return out
+
+
+def by_hand(sub) -> list[str]:
+    """What the instructor gave by hand in Formgrader, one sentence each: a score (a written answer's, or an
+    autograded part's adjusted, with any extra credit), then each comment, named by its cell."""
+    notes = []
+    for nb in sub.notebooks:
+        for g in sorted(nb.grades, key=lambda g: g.name):
+            if g.manual_score is None and not g.extra_credit:
+                continue
+            text = f"{g.name}: {g.score:g} of {g.max_score:g} given by hand"
+            if g.auto_score is not None and g.cell.cell_type == "code" and g.manual_score is not None:
+                text += f" (the grader gave {g.auto_score:g})"
+            if g.extra_credit:
+                text += f", {g.extra_credit:g} of it extra credit"
+            notes.append(text + ".")
+        notes += [f"Comment on {c.name}: {' '.join(c.comment.split())}" for c in sorted(nb.comments, key=lambda c: c.name)
+                  if (c.comment or "").strip()]
+    return notes
 
 
 def scaled(grade: Grade, points: float | None) -> str:
@@ -86,7 +113,10 @@ def comment(grade: Grade, has_page: bool) -> str:
     text = f"{grade.score:g} of {grade.max_score:g} points"
     if grade.penalty:
         text += f" (after a late penalty of {grade.penalty:g})"
-    return text + (". The feedback page is attached." if has_page else ".")
+    text += "."
+    if grade.notes:
+        text += " " + " ".join(grade.notes)
+    return text + (" The feedback page is attached." if has_page else "")
 
 
 # --------------------------------------------------------------------------------------------- Canvas
