@@ -203,8 +203,9 @@ def _sphinx(builder: str, outdir: Path, overrides: dict, warningiserror: bool = 
 
 
 def extract() -> int:
-    """Every page's messages into _build/gettext/pot/<page>.pot."""
-    return _sphinx("gettext", GETTEXT, _overrides(), warningiserror=False)
+    """Every page's messages into _build/gettext/pot/<page>.pot. The messages are the pages' Markdown, not their
+    cells' outputs, so no notebook is executed or read from the cache (a glue reference stays a reference)."""
+    return _sphinx("gettext", GETTEXT, _overrides(nb_execution_mode="off"), warningiserror=False)
 
 
 def update() -> None:
