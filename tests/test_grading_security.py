@@ -368,8 +368,8 @@ def attacked(tmp_path_factory):
                 after_course=_tree_digest(course.root / "solutions", course.root / "exercises",
                                           course.root / "submitted"),
                 sleepers=[s for s in _sleepers() if s not in sleepers_before],
-                full=sum(float(c.metadata["nbgrader"]["points"]) for c in source.cells
-                         if c.metadata.get("nbgrader", {}).get("grade")),
+                full=sum(float(c.metadata["nbgrader"]["points"]) for c in source.cells  # autograded: not the
+                         if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"),  # written answer
                 part1=float(next(c.metadata["nbgrader"]["points"] for c in source.cells
                                  if c.metadata.get("nbgrader", {}).get("grade_id") == "test_select")))
 
