@@ -271,3 +271,30 @@ if theirs is None:
     print("bertlib's layer is switched off while your notebook is graded: run this cell yourself to compare")
 else:
     print(f"your layer against bertlib's on MiniLM's layer 0: largest difference {(mine - theirs).abs().max():.1e}")
+
+
+# %% [markdown]
+# ## Part 4, written: why the scores are divided by the square root of d_k (2 points, graded by hand)
+#
+# Your `attention` divides the scores by $\sqrt{d_k}$. What goes wrong without that division as the heads
+# get wider, and why does dividing by $\sqrt{d_k}$ (not by $d_k$) fix it?
+#
+# Write your answer in the box below, in a few sentences of your own (markdown and `$formulas$` work).
+# It is graded by hand, not by the grader: your instructor's score and comment appear on your feedback
+# page.
+
+
+# %% written explain_scaling points=2
+# ### BEGIN SOLUTION
+# **Rubric (2 points; the grader's, never released).**
+# - 1 point: the size of a dot product grows with the head width: for entries of mean 0 and variance 1 the
+#   dot product of $d_k$ terms has variance $d_k$ (standard deviation $\sqrt{d_k}$), so dividing by
+#   $\sqrt{d_k}$ brings the scores back to variance about 1, whatever $d_k$.
+# - 1 point: large scores saturate the softmax (almost all weight on one key), whose gradients then vanish:
+#   training slows or stalls.
+# - No point for "to normalise" or "for stability" without saying what grows and what saturates.
+#
+# **A full answer.** A score sums $d_k$ products; with unit-variance entries its variance is $d_k$. Wide heads
+# then give scores of size tens, the softmax puts nearly all weight on the largest, and its gradient is almost
+# zero. Dividing by $\sqrt{d_k}$, the scores' standard deviation, keeps them near unit variance at any width.
+# ### END SOLUTION
