@@ -10,7 +10,8 @@ nbgrader_config.py is settings only (``c.X = Y``), then ``configure(c)``, which
   gradebook lacks from solutions/, as ``python -m bertgrader`` does (a fresh clone has no gradebook.db);
 - makes ``nbgrader validate`` name each failing cell's reason first, whole, and exit 1 on a failure
   (``bertgrader.validate``);
-- silences the one SQLAlchemy warning nbgrader's gradebook raises at every autograde (nothing to act on);
+- silences the one SQLAlchemy warning nbgrader's gradebook raises at every autograde (nothing to act on), and
+  logs ``--force``'s "Removing existing ..." as INFO, not WARNING (it is what was asked);
 - cleans every page's HTML after rendering, whatever a student's markdown or output holds
   (``bertgrader.sanitize.install``: the feedback page, Formgrader's, ``jupyter nbconvert --config``);
 - renders Formgrader's pages offline and verdict first (``bertgrader.feedback.offline_formgrader``).
@@ -31,6 +32,7 @@ def configure(c) -> None:
 
     check_submissions()
     _quiet_gradebook()
+    _quiet_force()
     _before_autograde()
     from bertgrader.validate import install as validate_reason_first
 
@@ -72,6 +74,24 @@ def _quiet_gradebook() -> None:
 
     warnings.filterwarnings("ignore", message=r"Object of type <\w+> not in session", category=SAWarning,
                             module=r"nbgrader\.api")
+
+
+@_once
+def _quiet_force() -> None:
+    """``--force`` (generate_assignment, autograde, generate_feedback) logs a WARNING for every folder or notebook it
+    replaces, which is what it was asked to do: the same line as INFO (shown at nbgrader's default log level)."""
+    import logging
+
+    class AsInfo(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            if record.levelno == logging.WARNING and str(record.msg).startswith(
+                    ("Removing existing assignment: ", "Removing existing notebook: ")):
+                record.levelno, record.levelname = logging.INFO, "INFO"
+                return logging.getLogger(record.name).isEnabledFor(logging.INFO)
+            return True
+
+    for app in ("GenerateAssignmentApp", "AutogradeApp", "GenerateFeedbackApp", "ReleaseFeedbackApp"):
+        logging.getLogger(app).addFilter(AsInfo())
 
 
 @_once

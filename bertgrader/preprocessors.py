@@ -32,7 +32,7 @@ import nbformat
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Enum, Integer, Unicode
+from traitlets import Enum, Integer, List, Unicode
 
 from bertgrader import checks
 from bertgrader.kernel_manager import SandboxedKernelManager
@@ -497,6 +497,11 @@ class SafeFeedback(NbGraderPreprocessor):
     (bertgrader.sanitize), whatever the notebook holds."""
 
     max_output_chars = Integer(20_000).tag(config=True)
+    # nbconvert's HTML exporter sets display_data_priority for every NbConvertBase; nbgrader's preprocessors have
+    # it but not as a setting (but GetGrades), so traitlets warned at every feedback page: "Config option
+    # `display_data_priority` not recognized by `SafeFeedback`". A setting here, as GetGrades has it.
+    display_data_priority = List(NbGraderPreprocessor.class_traits()["display_data_priority"].default_value
+                                 ).tag(config=True)
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type == "code":
