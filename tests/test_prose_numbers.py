@@ -12,9 +12,15 @@ when its sentence cites what it quotes (the paper, a table or appendix, a year, 
 ``CITATION``), or when it is listed in ``ALLOWED_AT`` for one file and one phrase, with the reason.
 Anything else should be glued (``glue("key", value)`` in a cell, ``{glue:text}`key``` in the text).
 Numbers written as words ("two layers", "seven times") are not checked.
+
+Prose that a cell writes is read too (``code_prose``): the literal words of every string a chapter's code (or
+a demo module of ``course/demos``) hands to ``describe`` (a figure's caption and alt text), ``Markdown`` (a
+glued sentence), ``said`` (a verdict's sentences) or ``html_table`` (a table's header, cells written out, caption). An f-string's fields are computed, so each stands for
+one glued value; only the words around them are checked, by the same rules.
 """
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -22,6 +28,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "chapters").glob("*.md")) + [ROOT / "glossary.md", ROOT / "intro.md"]
+DEMOS = sorted((ROOT / "course" / "demos").glob("*.py"))
 
 # --- what is not prose -------------------------------------------------------------------------------------
 FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
@@ -200,6 +207,89 @@ def typed_numbers(path: Path) -> list[str]:
                     continue
                 found.append(f"{rel}: {m.group(0)!r} in math: {formula.strip()[:160]}")
     return found
+
+
+# --- prose written by code -----------------------------------------------------------------------------------
+CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(?P<body>.*?)^```", re.S | re.M)
+# a figure's caption and alt text; a glued sentence; a verdict's sentences; a table's header, cells and caption
+PROSE_CALLS = {"describe", "Markdown", "said", "html_table"}
+FIELD = "\u2026"  # what an f-string's computed field reads as: no numeral
+
+
+def _words_of(node: ast.AST) -> list[str]:
+    """The texts a string expression can produce, each computed field replaced by ``FIELD``: a literal, an
+    f-string, a concatenation with ``+``, either branch of ``a if c else b``; anything else is computed."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        return ["".join(v.value if isinstance(v, ast.Constant) else FIELD for v in node.values)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return [a + b for a in _words_of(node.left) or [FIELD] for b in _words_of(node.right) or [FIELD]]
+    if isinstance(node, ast.IfExp):
+        return _words_of(node.body) + _words_of(node.orelse)
+    if isinstance(node, (ast.List, ast.Tuple)):  # a table's header or a row written out
+        return [words for element in node.elts for words in _words_of(element)]
+    return []
+
+
+def code_prose(source: str) -> list[str]:
+    """The words a piece of Python writes into the page by hand: the literal parts of each string it passes to
+    ``describe``, ``Markdown`` or ``said``."""
+    source = "\n".join(line for line in source.split("\n") if not line.lstrip().startswith(("%", "!", ":")))
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in PROSE_CALLS:
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    out += _words_of(arg)
+    return out
+
+
+def typed_numbers_in_code(path: Path) -> list[str]:
+    """Each numeral typed in the words a chapter's cells (or a demo module) write, that no rule explains."""
+    text = path.read_text(encoding="utf-8")
+    rel = path.relative_to(ROOT).as_posix()
+    cells = [m.group("body") for m in CODE_CELL.finditer(text)] if path.suffix == ".md" else [text]
+    found = []
+    for cell in cells:
+        for words in code_prose(cell):
+            for sentence in sentences(" ".join(words.split())):
+                if CITATION.search(sentence):
+                    continue
+                spans = allowed_spans(sentence)
+                for m in NUMBER.finditer(sentence):
+                    if any(a <= m.start() and m.end() <= b for a, b in spans) or allowed_at(rel, sentence):
+                        continue
+                    found.append(f"{rel}: {m.group(0)!r} in code's words: {sentence[:160]}")
+    return found
+
+
+@pytest.mark.parametrize("path", PAGES + DEMOS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_typed_numbers_in_what_code_writes(path):
+    found = typed_numbers_in_code(path)
+    assert not found, ("numbers typed in a caption or glued sentence (compute them in the f-string, or allow-list "
+                       "them with a reason):\n" + "\n".join(found))
+
+
+def test_the_checker_reads_what_code_writes(tmp_path):
+    """Captions, glued sentences and tables: a typed number is caught in a literal, an f-string's words, either
+    branch of a conditional, a concatenation and a table's header; an f-string's computed fields, rows computed
+    elsewhere and strings passed to anything else are not."""
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# A page\n\n```{code-cell} ipython3\n:tags: [remove-cell]\n\n"
+        "describe(fig, f\"The loss falls from {a:.2f} to 0.31 in {n} steps.\")\n"
+        "glue(\"k\", Markdown(\"It took 12 seconds\" if fast else \"It took \" + str(t) + \" or 7 minutes\"))\n"
+        "glue(\"s\", Markdown(said(c, \"larger by 4 points\", \"smaller\", f\"{x:.3f} apart\")))\n"
+        "print(\"not prose: 99\")\nhtml_table([\"seed\", \"top 5\"], rows)\n```\n", encoding="utf-8")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        found = typed_numbers_in_code(page)
+    finally:
+        ROOT = saved
+    assert sorted(f.split("'")[1] for f in found) == sorted(["0.31", "12", "7", "4", "5"]), found
 
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())

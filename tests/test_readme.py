@@ -47,6 +47,7 @@ RESULT_PHRASES = [
     "{exp_e2_copy_matched_a:.3f} of the time on clean input against {exp_e2_copy_matched_b:.3f}",
     "held-out MLM {exp_e3_5:.3f} / {exp_e3_15:.3f} / {exp_e3_25:.3f} / {exp_e3_40:.3f}",
     "MLM + NSP {exp_e4_nsp:.3f} against MLM only {exp_e4_mlm:.3f}",
+    "a pair task NSP's topic shortcut cannot answer, {exp_e4_restate_nsp:.3f} against {exp_e4_restate_mlm:.3f}",
     "with {exp_e5_small} labels pretrained {exp_e5_pre_small:.3f} against scratch {exp_e5_scr_small:.3f}, with "
     "{exp_e5_large} labels {exp_e5_pre_large:.3f} against {exp_e5_scr_large:.3f}",
 ]
