@@ -142,9 +142,10 @@ def prose(markdown: str) -> str:
 
 
 def _shown(text: str) -> str:
-    """Each role as the words it shows: a term's or a link's text, nothing for a glue value or a bare page name."""
-    return ROLE.sub(lambda m: " " if m["name"].startswith("glue") or m["name"] == "doc" and "<" not in m["body"]
-                    else re.sub(r"<[^<>]*>\s*$", "", m["body"]), text)
+    """Each role as the words it shows: a term's or a link's text; nothing for a glue value, a bare page name or a
+    download (a file's name)."""
+    return ROLE.sub(lambda m: " " if m["name"].startswith("glue") or m["name"] == "download"
+                    or m["name"] == "doc" and "<" not in m["body"] else re.sub(r"<[^<>]*>\s*$", "", m["body"]), text)
 
 
 def term_chapters(english: str) -> str:

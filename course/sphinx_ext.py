@@ -312,7 +312,14 @@ def _language_switch(app, pagename, templatename, context, doctree):
                                  r'\1 lang="en"', body)
 
 
+def _ancestors(node):
+    while node is not None:
+        yield node
+        node = node.parent
+
+
 def _untranslated_transform():
+    from docutils import nodes
     from sphinx.transforms import SphinxTransform
     from sphinx.util.nodes import extract_messages
 
@@ -329,19 +336,24 @@ def _untranslated_transform():
             docname = self.env.docname
             catalogue = i18n.translations(docname)
             need = done = 0
+            missing = []
             for node, msg in extract_messages(self.document):
+                if any(isinstance(a, nodes.docinfo) or isinstance(a, nodes.field_list) and a.parent is self.document
+                       for a in _ancestors(node)):
+                    continue  # the page's front matter (jupytext's header; docinfo later), which no reader sees
                 if node.get("translated"):
                     need, done = need + 1, done + 1
                 elif i18n.needs_translation(msg):
                     need += 1
-                    if msg in catalogue:  # translated as itself (a name, a formula): Sphinx keeps the English
+                    if catalogue.get(msg) == msg:  # translated as itself (a name, a formula): Sphinx keeps the English
                         done += 1
                     else:
                         node.setdefault("classes", []).append(UNTRANSLATED)
+                        missing.append(msg)
             progress = getattr(self.env, "course_translation", None)
             if progress is None:
                 progress = self.env.course_translation = {}
-            progress[docname] = {"messages": need, "translated": done}
+            progress[docname] = {"messages": need, "translated": done, "untranslated": missing}
 
     class TranslateTocCaptions(SphinxTransform):
         """The table of contents' captions ("Chapters", "Reference"): sphinx-external-toc inserts the toctrees
