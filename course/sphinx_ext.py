@@ -341,7 +341,7 @@ def _untranslated_transform():
                 if any(isinstance(a, nodes.docinfo) or isinstance(a, nodes.field_list) and a.parent is self.document
                        for a in _ancestors(node)):
                     continue  # the page's front matter (jupytext's header; docinfo later), which no reader sees
-                if node.get("translated"):
+                if node.get("translated") or node.get("course_translated"):
                     need, done = need + 1, done + 1
                 elif i18n.needs_translation(msg):
                     need += 1
@@ -354,6 +354,24 @@ def _untranslated_transform():
             if progress is None:
                 progress = self.env.course_translation = {}
             progress[docname] = {"messages": need, "translated": done, "untranslated": missing}
+
+    class TranslateMathBlocks(SphinxTransform):
+        """A formula's translation (the words in its \\text{}), before Sphinx's own pass (priority 20), which
+        would wrap it in an rST literal block ("::") that MyST reads as text: the block's TeX is replaced as it is,
+        and Sphinx's second pass skips the node as translated."""
+        default_priority = 19
+
+        def apply(self, **kwargs):
+            from course import i18n
+
+            if not _is_translation(self.config):
+                return
+            catalogue = i18n.translations(self.env.docname)
+            for node, msg in extract_messages(self.document):
+                if isinstance(node, nodes.math_block) and catalogue.get(msg, msg) != msg:
+                    node[:] = [nodes.Text(catalogue[msg])]
+                    node.rawsource = catalogue[msg]
+                    node["translated"] = node["course_translated"] = True  # Sphinx's first pass resets the first
 
     class TranslateTocCaptions(SphinxTransform):
         """The table of contents' captions ("Chapters", "Reference"): sphinx-external-toc inserts the toctrees
@@ -374,7 +392,7 @@ def _untranslated_transform():
                 if caption and caption in catalogue:
                     toctree["caption"] = toctree["rawcaption"] = catalogue[caption]
 
-    return MarkUntranslated, TranslateTocCaptions
+    return TranslateMathBlocks, MarkUntranslated, TranslateTocCaptions
 
 
 _PAGE_RENDERER: dict = {}  # {docname: the notebook renderer myst-nb made for that page}, the page being read only
