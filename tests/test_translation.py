@@ -125,6 +125,18 @@ def test_translations_use_the_tables_terms():
     assert not wrong, "\n".join(wrong)
 
 
+# ------------------------------------------------------------------------------------ the Chinese build
+def test_the_chinese_build_never_executes_a_notebook(monkeypatch):
+    """A chapter not in the cache as it is now stops the Chinese build before Sphinx starts, naming it: both
+    editions must read the same stored execution (course/build.py makes it)."""
+    from course import build as executing
+
+    monkeypatch.setattr(executing, "notebook_is_cached", lambda page: page != "chapters/03_sizes")
+    monkeypatch.setattr(i18n, "_sphinx", lambda *a, **k: pytest.fail("Sphinx started"))
+    with pytest.raises(SystemExit, match="chapters/03_sizes"):
+        i18n.build()
+
+
 # ------------------------------------------------------------------------------------------- the built book
 def _html() -> Path:
     given = os.environ.get("BOOK_BUILD_DIR")
