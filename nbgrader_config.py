@@ -25,12 +25,13 @@ c.CourseDirectory.course_id = "bert-course"
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "exercises"
 # Instructor-only files beside each source notebook: never released, never copied next to a submission.
-# Every .py file there is one: <assignment>.py the notebook's source with its solutions (bertgrader/assignment.py
-# builds the .ipynb from it), hidden_tests.py the hidden tests (run by the grader, outside the student's
-# kernel), mistakes.py the named wrong answers the tests submit; PROPERTIES.md lists what each task states
-# and the check that covers it.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*", "*.py",
-                            "PROPERTIES.md"]
+# <assignment>.py the notebook's source with its solutions (bertgrader/assignment.py builds the .ipynb from it),
+# hidden_tests.py the hidden tests (run by the grader, outside the student's kernel), mistakes.py the named
+# wrong answers the tests submit; PROPERTIES.md lists what each task states and the check that covers it.
+# The one other file there, inputs.py (what the tests build their inputs with), is released with the notebook,
+# which imports it, and autograde puts the instructor's copy beside each submission.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*", "[0-9][0-9]_*.py",
+                            "hidden_tests.py", "mistakes.py", "PROPERTIES.md"]
 
 # The slowest graded cell takes about 3 s on a 2-core machine running three other jobs
 # (benchmarks/bench_autograde.py); 20 s leaves room for a slower one, and an infinite loop costs 20 s.

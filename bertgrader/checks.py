@@ -274,16 +274,24 @@ def same_gradients(remote_fn, reference_fn, *args, output=None, seed: int = 0, r
     being the whole computation (bertlib's layer, say)."""
     cotangent, expected = reference_gradients(reference_fn, seed, *args, output=output, **kwargs)
     got = remote_fn.gradients(cotangent, *args, output=output, stand_ins=stand_ins, **kwargs)
+    compare_gradients(got, expected, cotangent.shape, rtol=rtol, atol=atol)
+
+
+def compare_gradients(got: dict, expected: dict, shape, rtol: float = 1e-4, atol: float = 1e-5,
+                      whose: str = "the reference's") -> None:
+    """``got`` (what Remote.gradients answered) against ``expected`` ({key: gradient}, as reference_gradients
+    gives, or another answer's "grads"): every gradient ``expected`` has reaches the same key with the same
+    values. same_gradients' comparison; a test compares two calls of the student's with it (train mode against
+    eval mode where dropout drops nothing, say)."""
     names = got.get("names") if isinstance(got.get("names"), dict) else {}
-    check(list(got["shape"]) == list(cotangent.shape),
-          f"expected an output of shape {tuple(cotangent.shape)}, got {tuple(got['shape'])}")
+    check(list(got["shape"]) == list(shape), f"expected an output of shape {tuple(shape)}, got {tuple(got['shape'])}")
     check(got.get("connected") is True,
           "no gradient flows back through your result at all (is it detached, computed under torch.no_grad(), "
           "or rebuilt from .item() or .tolist()?)")
     theirs = got["grads"]
     reached = {key: ref for key, ref in expected.items() if ref is not None and bool(ref.abs().max() > 0)}
     if not reached:  # a test that compares nothing would pass anything
-        raise ValueError("same_gradients: the reference's gradient reaches no float input and no parameter")
+        raise ValueError("compare_gradients: the expected gradient reaches no float input and no parameter")
     for key, ref in reached.items():
         label = _grad_label(key, names)
         check(key in theirs, f"{label} is missing: keep the parameter names the task gives")
@@ -296,5 +304,5 @@ def same_gradients(remote_fn, reference_fn, *args, output=None, seed: int = 0, r
         diff = (mine.double() - ref.double()).abs().max().item()
         scale = max(1.0, ref.abs().max().item())
         check(diff <= atol * scale + rtol * ref.abs().max().item(),
-              f"the gradient of {label} differs from the reference's by up to {diff:.3g}: your function computes "
+              f"the gradient of {label} differs from {whose} by up to {diff:.3g}: your function computes "
               "the same values by another path, or lets a value through that should be cut off")

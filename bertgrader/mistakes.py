@@ -86,10 +86,11 @@ def identify(mistakes: list[Mistake], failed: dict[str, str]) -> list[Mistake]:
 # ----------------------------------------------------------------------------------------------- stored
 def source_digest(root: Path, assignment: str) -> str:
     """sha-256 of what a mistake's grading depends on in the course: the assignment's source notebook
-    builder, its hidden tests and its mistakes."""
+    builder, its hidden tests and its mistakes, and the inputs.py both tests import where it has one."""
     a = Assignment.at(Path(root), assignment)
     h = hashlib.sha256()
-    for path in (a.folder / f"{assignment}.py", a.folder / HIDDEN_TESTS, a.mistakes_file):
+    inputs = [a.folder / "inputs.py"] if (a.folder / "inputs.py").is_file() else []
+    for path in (a.folder / f"{assignment}.py", a.folder / HIDDEN_TESTS, a.mistakes_file, *inputs):
         h.update(path.name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
     return h.hexdigest()
 

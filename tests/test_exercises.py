@@ -110,7 +110,10 @@ def test_release_is_regenerated_exactly(released, a):
     made = released.root / "exercises" / a
     files = sorted(p.relative_to(made).as_posix() for p in made.rglob("*") if p.is_file())
     assert sorted(p.relative_to(committed).as_posix() for p in committed.rglob("*") if p.is_file()) == files
-    assert files == [f"{a}.ipynb"], f"only the notebook is released, got {files}"
+    shipped = ["inputs.py"] if (SOLUTIONS / a / "inputs.py").is_file() else []  # the tests' inputs, imported
+    assert files == [f"{a}.ipynb", *shipped], f"only the notebook (and its inputs.py) is released, got {files}"
+    for name in shipped:
+        assert (committed / name).read_bytes() == (SOLUTIONS / a / name).read_bytes(), f"exercises/{a}/{name} is stale"
     assert notebook_json(committed / f"{a}.ipynb") == notebook_json(made / f"{a}.ipynb"), (
         f"exercises/{a} differs from what nbgrader generates now: regenerate it (docs/exercises.md)")
 

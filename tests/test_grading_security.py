@@ -395,7 +395,8 @@ def test_a_submission_that_is_not_plain_files_is_refused_and_nothing_of_it_follo
     course, log = attacked["course"], attacked["run"].log
     for s in LINKED:
         assert course.total(A, s) is None, f"{s} was graded: {course.scores(A, s)}"
-        assert not (course.root / "autograded" / s).exists() or not any((course.root / "autograded" / s).rglob("*.py"))
+        assert not (course.root / "autograded" / s).exists() or not any(
+            p.name != "inputs.py" for p in (course.root / "autograded" / s).rglob("*.py"))  # inputs.py: released
         assert f"submitted/{s}/{A}/" in log and "a submission is plain files in plain folders" in log
     marker = next(line for line in (REPO / "solutions" / A / "hidden_tests.py").read_text().splitlines()
                   if "def _tolerance" in line)

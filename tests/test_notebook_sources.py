@@ -97,13 +97,21 @@ def _ignored_by_nbgrader() -> list[str]:
 
 
 @pytest.mark.parametrize("a", ASSIGNMENTS)
-def test_nbgrader_releases_only_the_notebook(a):
+def test_nbgrader_releases_only_the_notebook_and_its_inputs(a):
     """Every file beside the notebook (its source, mistakes, hidden tests) is in nbgrader's ignore list, so
-    generate_assignment never copies it into exercises/ nor autograde next to a submission."""
+    generate_assignment never copies it into exercises/ nor autograde next to a submission; but inputs.py, which
+    the notebook imports, is released, and exercises/ holds it as it is."""
     ignore = _ignored_by_nbgrader()
     released = [p.name for p in (SOLUTIONS / a).iterdir()
-                if p.name != f"{a}.ipynb" and not any(fnmatch.fnmatch(p.name, g) for g in ignore)]
+                if p.name not in (f"{a}.ipynb", "inputs.py") and not any(fnmatch.fnmatch(p.name, g) for g in ignore)]
     assert not released, f"solutions/{a}/: {released} would be released to students; add it to the ignore list"
+    inputs = SOLUTIONS / a / "inputs.py"
+    assert not any(fnmatch.fnmatch("inputs.py", g) for g in ignore)
+    shipped = REPO / "exercises" / a / "inputs.py"
+    assert shipped.is_file() == inputs.is_file(), f"exercises/{a}/inputs.py is stale: run `make exercises`"
+    if inputs.is_file():
+        assert shipped.read_text(encoding="utf-8") == inputs.read_text(encoding="utf-8"), (
+            f"exercises/{a}/inputs.py is stale: run `make exercises`")
 
 
 @pytest.mark.parametrize("a", ASSIGNMENTS)
@@ -214,11 +222,9 @@ def test_a_malformed_mistake_is_refused(tmp_path, monkeypatch, mistakes, message
 
 
 # An assignment's visible tests (in its notebook) and hidden tests (in the grader) build their inputs with the
-# same functions, bertgrader/kernel/inputs.py (issue 21: 09's two copies of its batch builder had drifted
-# apart). A function both define is allowed only where the two sides must differ, each named here with why.
+# same functions, solutions/<a>/inputs.py, imported by both (issue 21: 09's two copies of its batch builder had
+# drifted apart). A function both define is allowed only where the two sides must differ, each named here with why.
 CHECKS_ON_EACH_SIDE = {
-    ("04_embeddings", "_forward_on_sum"): "parts 2-3 with a correct part 1: a stand-in in the notebook, "
-                                          "call_standing_in in the grader",
     ("05_cls_sep", "_as_lists"): "the visible test asserts, the grader checks what travelled back",
     ("06_attention_masks", "_reference_padding_mask"): "bertlib's mask, the oracle (the visible test's stand-in)",
     ("10_finetuning", "_span"): "the visible test asserts, the grader checks what travelled back",
@@ -242,7 +248,7 @@ def _imported_inputs(path) -> set[str]:
     import ast
 
     return {alias.name for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-            if isinstance(n, ast.ImportFrom) and n.module == "bertgrader.kernel.inputs" for alias in n.names}
+            if isinstance(n, ast.ImportFrom) and n.module == "inputs" for alias in n.names}
 
 
 @pytest.mark.parametrize("a", assignments())
@@ -250,14 +256,73 @@ def test_visible_and_hidden_tests_share_their_input_builders(a):
     source, hidden = SOLUTIONS / a / f"{a}.py", SOLUTIONS / a / builder.HIDDEN_TESTS
     twins = sorted(_functions(source) & _functions(hidden) - {name for (x, name) in CHECKS_ON_EACH_SIDE if x == a})
     assert not twins, (f"{a}: {twins} defined in both the notebook's source and its hidden tests: put an input "
-                       "builder in bertgrader/kernel/inputs.py, imported by both (or name why they differ above)")
+                       "builder in solutions/<a>/inputs.py, imported by both (or name why they differ above)")
     assert _imported_inputs(source) == _imported_inputs(hidden), (
-        f"{a}: the notebook builds its inputs with {sorted(_imported_inputs(source))} of bertgrader.kernel.inputs, "
+        f"{a}: the notebook builds its inputs with {sorted(_imported_inputs(source))} of its inputs.py, "
         f"the hidden tests with {sorted(_imported_inputs(hidden))}")
+    assert not (REPO / "bertgrader" / "kernel" / "inputs.py").exists(), "the shared inputs module came back"
 
 
-def test_every_shared_input_builder_is_used():
-    from bertgrader.kernel import inputs
+@pytest.mark.parametrize("a", assignments())
+def test_every_input_builder_is_used_and_lints(a):
+    """An assignment's inputs.py defines what its tests import, nothing more, and pyflakes finds nothing in it."""
+    import ast
+    import io
 
-    used = set().union(*(_imported_inputs(SOLUTIONS / a / f"{a}.py") for a in assignments()))
-    assert set(inputs.__all__) == used, f"unused: {sorted(set(inputs.__all__) - used)}"
+    from pyflakes.api import check
+    from pyflakes.reporter import Reporter
+
+    path = SOLUTIONS / a / "inputs.py"
+    used = _imported_inputs(SOLUTIONS / a / f"{a}.py")
+    source = path.read_text(encoding="utf-8") if path.is_file() else ""
+    defined = {n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+    assert defined == used, f"{a}: inputs.py defines {sorted(defined)}, the tests import {sorted(used)}"
+    out = io.StringIO()
+    assert check(source, str(path), Reporter(out, out)) == 0, out.getvalue()
+
+
+def _calls_to(tree, names: set[str], aliases: dict[str, str] | None = None) -> dict[str, set[str]]:
+    """{function: the keyword arguments it is called with} for calls of ``names`` (by name, or through an alias
+    ``aliases[name] = function``, or as ``student.<function>`` and its call_* / gradients forms)."""
+    import ast
+
+    found: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f, own = node.func, {"manual_seed", "output", "stand_ins", "allow"}  # the call mechanism's own keywords
+        if isinstance(f, ast.Call):  # student.f.call_with(...)(...)
+            f = f.func.value if isinstance(f.func, ast.Attribute) and f.func.attr == "call_with" else f
+        if isinstance(f, ast.Attribute) and f.attr in ("call_standing_in", "call_keeping_args", "gradients"):
+            f = f.value
+        name = (f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None)
+        name = (aliases or {}).get(name, name)
+        if name in names:
+            found.setdefault(name, set()).update(k.arg for k in node.keywords if k.arg and k.arg not in own)
+    return found
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_the_visible_tests_call_each_function_as_the_hidden_tests_do(a):
+    """A keyword argument in a visible test that the hidden tests pass by position (or not at all) fails a
+    function whose parameter a student renamed, which the grader accepts (issue 29 §10: validate said
+    "failed" on a notebook that earned full marks): the visible tests call the student's functions with no
+    keyword that the hidden tests do not use for that function."""
+    import ast
+
+    cells = builder.split_cells((SOLUTIONS / a / f"{a}.py").read_text(encoding="utf-8"), SOLUTIONS / a / f"{a}.py")
+    functions = {n.name for c in cells if c.header[:1] == ["solution"] for n in ast.parse(c.code).body
+                 if isinstance(n, ast.FunctionDef)}
+    visible = {}
+    for c in cells:
+        if c.header[:1] == ["tests"]:
+            for name, keywords in _calls_to(ast.parse(c.code), functions).items():
+                visible.setdefault(name, set()).update(keywords)
+    tree = ast.parse((SOLUTIONS / a / builder.HIDDEN_TESTS).read_text(encoding="utf-8"))
+    aliases = {t.id: n.value.attr for n in ast.walk(tree) if isinstance(n, ast.Assign)
+               and isinstance(n.value, ast.Attribute) and n.value.attr in functions for t in n.targets
+               if isinstance(t, ast.Name)}
+    hidden = _calls_to(tree, functions, aliases)
+    odd = {name: sorted(kw - hidden.get(name, set())) for name, kw in visible.items() if kw - hidden.get(name, set())}
+    assert not odd, f"{a}: the visible tests pass {odd} by keyword, the hidden tests by position: pass them as the " \
+                    "hidden tests do"

@@ -6,17 +6,21 @@
   version of the function you are writing fails at once with a message saying so. (When your notebook
   is graded, the grader does more: its kernel only has a copy of bertlib in which those functions are
   stubs, and the hidden tests run outside your kernel.)
+- ``standing_in(your_function, other=StandIn(result, ...))``: the visible test of a part that builds on
+  another runs your function while the other is a correct one, which answers ``result`` and keeps what it
+  was given, so a mistake in the other part does not show up again there (grading does the same).
 """
 from __future__ import annotations
 
 import contextlib
+import copy
 import linecache
 import logging
 import os
 import sys
 import warnings
 
-__all__ = ["bertlib_unavailable"]
+__all__ = ["StandIn", "bertlib_unavailable", "standing_in"]
 
 
 def _warning_to_stdout(message, category, filename, lineno, file=None, line=None):
@@ -73,6 +77,38 @@ def bertlib_unavailable(*targets):
     finally:
         for f, code in reversed(swapped):
             f.__code__ = code
+
+
+class StandIn:
+    """A correct stand-in for a notebook function: each call returns a copy of ``result`` and is kept in
+    ``calls``, its arguments bound to ``names`` (the function's parameters, in order; keywords by name), so
+    the test can check what your code passed it."""
+
+    def __init__(self, result, *names: str):
+        self.result, self.names, self.calls = result, names, []
+
+    def __call__(self, *args, **kwargs):
+        if len(args) > len(self.names):
+            raise TypeError(f"takes {len(self.names)} arguments ({', '.join(self.names)}), {len(args)} were given")
+        self.calls.append(dict(zip(self.names, args)) | kwargs)
+        return copy.deepcopy(self.result)
+
+
+@contextlib.contextmanager
+def standing_in(function, **stand_ins):
+    """While active, each notebook function named (``attention=StandIn(...)``) is, for ``function`` (your
+    function under test), the stand-in given; then yours again."""
+    namespace, missing = function.__globals__, object()
+    saved = {name: namespace.get(name, missing) for name in stand_ins}
+    namespace.update(stand_ins)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is missing:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value
 
 
 setup()

@@ -26,24 +26,7 @@ The source of 04_embeddings.ipynb: `make notebooks` builds it (the format: docs/
 import torch
 import bertlib
 from bertlib import BertConfig, BertEmbeddings
-from bertgrader.kernel.inputs import tiny_embeddings as _tiny_embeddings  # the tests' inputs (the hidden tests' too)
-
-
-def _forward_on_sum(emb, summed, input_ids, token_type_ids=None, seed=None):
-    # embeddings_forward(emb, input_ids, token_type_ids) while embedding_sum is a correct one that returns
-    # `summed`: how the visible tests of parts 2 and 3 run, so that a mistake in part 1 does not show up again
-    # there (the grader does the same on its side). With a
-    # seed, torch.manual_seed(seed) first: dropout draws from torch's global generator.
-    global embedding_sum
-    yours = globals().get("embedding_sum")
-    embedding_sum = lambda emb, input_ids, token_type_ids=None: summed.clone()
-    try:
-        with torch.no_grad(), bertlib_unavailable(BertEmbeddings.forward):  # switched off, as in grading
-            if seed is not None:
-                torch.manual_seed(seed)
-            return embeddings_forward(emb, input_ids, token_type_ids)
-    finally:
-        embedding_sum = yours
+from inputs import tiny_embeddings as _tiny_embeddings  # inputs.py beside this notebook: the hidden tests use it too
 
 
 # %% [markdown]
@@ -108,7 +91,9 @@ assert torch.allclose(default, all_a), "token_type_ids=None should mean segment 
 # Return `dropout(LayerNorm(embedding_sum(...)))` using `emb.LayerNorm` and `emb.dropout`. Call your
 # `embedding_sum`: while these parts are tested it is replaced by a correct one, so a mistake in part 1
 # does not cost you again. Part 2 checks the module in `eval()` mode (no dropout), part 3 in `train()`
-# mode, where dropout zeroes a fraction `p` of the values and scales the rest by `1 / (1 - p)`.
+# mode, where dropout zeroes a fraction `p` of the values and scales the rest by `1 / (1 - p)`. In both modes
+# the output's gradient must reach the three tables and the LayerNorm's weights: `eval()` switches dropout
+# off, not gradients (no `torch.no_grad()`, `.detach()` or `.data` on the way).
 
 
 # %% solution forward
@@ -126,7 +111,11 @@ _, emb = _tiny_embeddings(302, hidden_size=4, num_attention_heads=1)
 with torch.no_grad():
     emb.LayerNorm.weight.fill_(1.0)
     emb.LayerNorm.bias.fill_(0.0)
-got = _forward_on_sum(emb.eval(), _x, torch.zeros(1, 2, dtype=torch.long))
+correct = StandIn(_x, "emb", "input_ids", "token_type_ids")  # a correct embedding_sum(), answering _x
+# Your forward while embedding_sum() is a correct one, so a mistake in part 1 does not show up again here.
+with torch.no_grad(), bertlib_unavailable(BertEmbeddings.forward), \
+        standing_in(embeddings_forward, embedding_sum=correct):
+    got = embeddings_forward(emb.eval(), torch.zeros(1, 2, dtype=torch.long), None)
 expected = torch.tensor([[[-1.3416, -0.4472, 0.4472, 1.3416], [-0.5774, -0.5774, -0.5774, 1.7321]]])
 assert tuple(got.shape) == (1, 2, 4), f"expected shape (1, 2, 4), got {tuple(got.shape)}"
 assert torch.allclose(got, expected, atol=1e-4), (
@@ -140,8 +129,14 @@ p, shape = 0.5, (4, 16, 32)
 _x = torch.randn(shape, generator=torch.Generator().manual_seed(303)) * 3 + 1  # what embedding_sum returns
 _, emb = _tiny_embeddings(303, p=p, hidden_size=shape[-1], num_attention_heads=1)
 ids = torch.zeros(shape[:2], dtype=torch.long)
-evaluated = _forward_on_sum(emb.eval(), _x, ids)
-trained = _forward_on_sum(emb.train(), _x, ids, seed=303)
+correct = StandIn(_x, "emb", "input_ids", "token_type_ids")  # a correct embedding_sum(), answering _x
+with torch.no_grad(), bertlib_unavailable(BertEmbeddings.forward), \
+        standing_in(embeddings_forward, embedding_sum=correct):
+    evaluated = embeddings_forward(emb.eval(), ids, None)
+    torch.manual_seed(303)  # dropout draws from torch's global generator
+    trained = embeddings_forward(emb.train(), ids, None)
+    torch.manual_seed(304)
+    again = embeddings_forward(emb.train(), ids, None)
 dropped = trained == 0
 share = dropped.float().mean().item()
 assert abs(share - p) < 0.05, (
@@ -149,7 +144,6 @@ assert abs(share - p) < 0.05, (
 assert torch.allclose(trained[~dropped], evaluated[~dropped] / (1 - p), atol=1e-5), (
     "in train mode the values kept should be the eval-mode output scaled by 1/(1-p): "
     "dropout comes after LayerNorm")
-again = _forward_on_sum(emb.train(), _x, ids, seed=304)
 assert not torch.equal(again == 0, dropped), (
     "with another torch seed your dropout zeroes exactly the same values: dropout draws from torch's random "
     "numbers (emb.dropout does), not from a generator of your own with a fixed seed")

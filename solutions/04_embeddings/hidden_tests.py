@@ -10,8 +10,8 @@ import torch.nn.functional as F
 
 from bertlib import BertConfig, BertEmbeddings
 from bertgrader.kernel import wire
-from bertgrader.kernel.inputs import tiny_embeddings as _tiny_embeddings  # the visible tests' inputs too
-from bertgrader.checks import CheckFailed, case, check, same_gradients
+from inputs import tiny_embeddings as _tiny_embeddings  # inputs.py, beside the notebook: the visible tests' inputs too
+from bertgrader.checks import CheckFailed, case, check, compare_gradients, linearised, same_gradients
 from bertgrader.remote import KernelGone, Remote, StudentError
 
 # While the notebook is graded its kernel has this as a stub. Only forward: the kernel still builds the
@@ -40,6 +40,26 @@ def _reference_sum(emb, ids, segments=None):
     with torch.no_grad():
         return (emb.word_embeddings.weight[ids] + emb.position_embeddings.weight[:T][None]
                 + emb.token_type_embeddings.weight[segments])
+
+
+# bertlib's numbers under the notebook's names, with their graph: the references of the gradient checks, and
+# what the stand-in of parts 2 and 3 is linearised from (checks.linearised binds the student's call by them).
+def _embedding_sum(emb, input_ids, token_type_ids=None):
+    T = input_ids.shape[1]
+    token_type_ids = torch.zeros_like(input_ids) if token_type_ids is None else token_type_ids
+    return (emb.word_embeddings(input_ids) + emb.position_embeddings(torch.arange(T))[None]
+            + emb.token_type_embeddings(token_type_ids))
+
+
+def _embeddings_forward(emb, input_ids, token_type_ids=None):
+    return emb(input_ids, token_type_ids)  # bertlib's BertEmbeddings
+
+
+def _same_gradients_through_sum(student, fields, emb, ids, segments, seed):
+    """Gradients of embeddings_forward with a stand-in embedding_sum that passes them on to the tables as the
+    correct sum does: a cut in the LayerNorm or dropout shows, a mistake of part 1 does not."""
+    same_gradients(student.embeddings_forward, _embeddings_forward, _send(fields, emb), ids, segments, seed=seed,
+                   stand_ins={"embedding_sum": linearised(_embedding_sum, emb, ids, segments)})
 
 
 def _rounded(t):
@@ -135,13 +155,8 @@ def test_sum(student):
         check(torch.allclose(got, _reference_sum(emb, one), atol=1e-6),
               f"wrong sum ({_sum_diagnosis(got, emb, one, None)}); {_max_diff(got, _reference_sum(emb, one))}")
 
-    def reference(module, input_ids, token_type_ids):  # bertlib's sum, with its graph
-        T = input_ids.shape[1]
-        return (module.word_embeddings(input_ids) + module.position_embeddings(torch.arange(T))[None]
-                + module.token_type_embeddings(token_type_ids))
-
     with case(f"on ids {ids.tolist()}, segments {segments.tolist()}, backpropagating a random gradient of the sum"):
-        same_gradients(f, reference, _send(fields, emb), ids, segments, seed=3303)
+        same_gradients(f, _embedding_sum, _send(fields, emb), ids, segments, seed=3303)
 
     gen = torch.Generator().manual_seed(3301)
     for trial in range(5):
@@ -222,6 +237,12 @@ def test_layernorm(student):
             check(torch.allclose(got, expected, atol=1e-5),
                   f"the eval-mode output differs from BertEmbeddings': dropout(LayerNorm(sum)) with emb.LayerNorm "
                   f"and emb.dropout; {_max_diff(got, expected)}")
+    # Training goes through it, in eval mode too (eval() switches dropout off, not gradients).
+    fields, emb = _tiny_embeddings(3325)
+    ids, segments = torch.tensor([[5, 9, 2, 30], [7, 7, 1, 0]]), torch.tensor([[0, 0, 1, 1], [0, 1, 1, 1]])
+    with case(f"on ids {ids.tolist()}, segments {segments.tolist()}, in eval mode, backpropagating a random "
+              "gradient of the output"):
+        _same_gradients_through_sum(student, fields, emb, ids, segments, seed=3326)
 
 
 def test_dropout(student):
@@ -252,6 +273,23 @@ def test_dropout(student):
             check(not torch.equal(again == 0, dropped),
                   "with another torch seed your dropout zeroes exactly the same values: dropout draws from torch's "
                   "random numbers (emb.dropout does), not from a generator of your own with a fixed seed")
+    # Training backpropagates through the train-mode output. With hidden_dropout_prob=0 dropout drops nothing (a
+    # hand-written one neither), so the gradient in train mode is the one your eval mode gives: compared with
+    # yours, not bertlib's, so that a LayerNorm mistake (part 2's) is not charged here again.
+    fields, emb = _tiny_embeddings(3332, p=0.0)
+    ids, segments = torch.tensor([[3, 8, 8, 41], [6, 2, 0, 0]]), torch.tensor([[0, 1, 1, 1], [0, 0, 1, 1]])
+    stand_ins = {"embedding_sum": linearised(_embedding_sum, emb, ids, segments)}
+    cotangent = torch.randn(2, 4, fields["hidden_size"], generator=torch.Generator().manual_seed(3333))
+    with case(f"on ids {ids.tolist()}, segments {segments.tolist()}, hidden_dropout_prob=0, backpropagating a "
+              "random gradient of the train-mode output"):
+        f = student.embeddings_forward
+        in_eval = f.gradients(cotangent, _send(fields, emb.eval()), ids, segments, stand_ins=stand_ins)
+        in_train = f.gradients(cotangent, _send(fields, emb.train()), ids, segments, stand_ins=stand_ins)
+        if in_eval.get("connected") is True:
+            compare_gradients(in_train, in_eval["grads"], cotangent.shape, whose="your eval-mode output's")
+        check(in_train.get("connected") is True,
+              "in train mode no gradient flows back through your output at all (is dropout applied to a detached "
+              "copy, through .data, or under torch.no_grad()?)")
 
 
 # ------------------------------------------------------------------------------------------------ part 4

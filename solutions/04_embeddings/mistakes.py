@@ -147,3 +147,25 @@ def embedding_sum(emb, input_ids, token_type_ids=None):
     words = emb.word_embeddings.weight.data[input_ids]  # (B, T, H): rows of the table
     positions = emb.position_embeddings(torch.arange(input_ids.shape[1]))[None]
     return words + positions + emb.token_type_embeddings(token_type_ids)
+
+
+# %% no_graph_in_eval cell=forward loses=test_layernorm
+# why: eval() switches dropout off, not gradients: a model fine-tuned or probed in eval mode still backpropagates through its embeddings, and under torch.no_grad() nothing reaches the tables or the LayerNorm
+def embeddings_forward(emb, input_ids, token_type_ids=None):
+    summed = embedding_sum(emb, input_ids, token_type_ids)
+    if not emb.training:  # nothing learns in eval mode: skip building the graph
+        with torch.no_grad():
+            return emb.LayerNorm(summed)
+    return emb.dropout(emb.LayerNorm(summed))
+
+
+# %% dropout_on_a_detached_copy cell=forward loses=test_dropout
+# why: dropout written on a detached copy zeroes the right values but cuts the graph: in training no gradient reaches the tables or the LayerNorm
+def embeddings_forward(emb, input_ids, token_type_ids=None):
+    normed = emb.LayerNorm(embedding_sum(emb, input_ids, token_type_ids))
+    if not emb.training:
+        return normed
+    p = emb.dropout.p
+    out = normed.detach().clone()  # a copy to zero values in
+    out[torch.rand(out.shape) < p] = 0.0
+    return out / (1 - p)

@@ -69,14 +69,14 @@ def encode_single(ids, max_length):
 # %% tests test_single points=2
 # bertlib's versions are switched off while your code runs here, as they are when your notebook is graded
 with bertlib_unavailable(*BERTLIB_INPUTS):
-    got = _as_lists(encode_single([7592, 2088, 999], max_length=8))  # "hello world !"
+    got = _as_lists(encode_single([7592, 2088, 999], 8))  # "hello world !"
 expected = {"input_ids": [101, 7592, 2088, 999, 102, 0, 0, 0], "token_type_ids": [0] * 8,
             "attention_mask": [1, 1, 1, 1, 1, 0, 0, 0]}
 for key in expected:
     assert got[key] == expected[key], f"{key}: got {got[key]}, expected {expected[key]}"
 long = list(range(2001, 2011))  # 10 tokens
 with bertlib_unavailable(*BERTLIB_INPUTS):
-    got = _as_lists(encode_single(long, max_length=6))["input_ids"]
+    got = _as_lists(encode_single(long, 6))["input_ids"]
 assert got == [101, 2001, 2002, 2003, 2004, 102], (
     f"10 tokens into max_length=6 gave {got}; BERT keeps the first 6 - 2 = 4 tokens: "
     f"[101, 2001, 2002, 2003, 2004, 102]")
@@ -106,18 +106,18 @@ def encode_pair(ids_a, ids_b, max_length):
 # %% tests test_pair points=3
 # bertlib's versions are switched off while your code runs here, as they are when your notebook is graded
 with bertlib_unavailable(*BERTLIB_INPUTS):
-    got = _as_lists(encode_pair([1001], [2001], max_length=6))
+    got = _as_lists(encode_pair([1001], [2001], 6))
 expected = {"input_ids": [101, 1001, 102, 2001, 102, 0], "token_type_ids": [0, 0, 0, 1, 1, 0],
             "attention_mask": [1, 1, 1, 1, 1, 0]}
 for key in expected:
     assert got[key] == expected[key], f"{key}: got {got[key]}, expected {expected[key]}"
 with bertlib_unavailable(*BERTLIB_INPUTS):
-    got = _as_lists(encode_pair([1001, 1002, 1003, 1004, 1005], [2001, 2002], max_length=8))["input_ids"]
+    got = _as_lists(encode_pair([1001, 1002, 1003, 1004, 1005], [2001, 2002], 8))["input_ids"]
 assert got == [101, 1001, 1002, 1003, 102, 2001, 2002, 102], (
     f"A of 5 and B of 2 tokens into max_length=8 gave {got}; the longer (A) loses tokens from its end "
     "until 3 + 2 <= 8 - 3: [101, 1001, 1002, 1003, 102, 2001, 2002, 102]")
 with bertlib_unavailable(*BERTLIB_INPUTS):
-    got = _as_lists(encode_pair([1001, 1002, 1003, 1004], [2001, 2002, 2003, 2004], max_length=9))["input_ids"]
+    got = _as_lists(encode_pair([1001, 1002, 1003, 1004], [2001, 2002, 2003, 2004], 9))["input_ids"]
 assert got == [101, 1001, 1002, 1003, 102, 2001, 2002, 2003, 102], (
     f"A and B of 4 tokens into max_length=9 gave {got}; on a tie B loses first, then A: each keeps 3")
 

@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import bertlib
-from bertgrader.kernel.inputs import mlm_random_head as _random_head  # the tests' inputs (the hidden tests' too)
+from inputs import mlm_random_head as _random_head  # inputs.py beside this notebook: the hidden tests use it too
 
 # bertlib's versions of what you write here: the tests switch them off while your functions run
 BERTLIB_MLM = (bertlib.heads.mlm_loss, bertlib.heads.BertForMaskedLM, bertlib.heads.BertForPreTraining,
@@ -189,7 +189,7 @@ gen = torch.Generator().manual_seed(3)
 logits = torch.randn(2, 4, 6, generator=gen) * 2  # (B, T, V=6)
 # bertlib's versions are switched off while your code runs here, as they are when your notebook is graded
 with bertlib_unavailable(*BERTLIB_MLM):
-    got = top_k_at_masks(logits, input_ids, MASK, k=6)
+    got = top_k_at_masks(logits, input_ids, MASK, 6)
 assert isinstance(got, tuple) and len(got) == 3, "return (positions, token_ids, probs)"
 positions, token_ids, probs = got
 assert torch.as_tensor(positions).tolist() == [[0, 2], [1, 0], [1, 3]], (
@@ -210,7 +210,7 @@ for n, (row, col) in enumerate([(0, 2), (1, 0), (1, 3)]):
         f"[MASK] at ({row}, {col}): expected words {p.argsort(descending=True).tolist()} (most likely "
         f"first), got {token_ids[n].tolist()}")
 with bertlib_unavailable(*BERTLIB_MLM):
-    positions, token_ids, probs = top_k_at_masks(logits, input_ids, MASK, k=2)
+    positions, token_ids, probs = top_k_at_masks(logits, input_ids, MASK, 2)
 assert tuple(token_ids.shape) == (3, 2), f"k=2: expected token_ids of shape (3, 2), got {tuple(token_ids.shape)}"
 
 

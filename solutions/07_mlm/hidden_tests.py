@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 import bertlib
-from bertgrader.kernel.inputs import mlm_random_head as _random_head  # the visible tests' inputs too
+from inputs import mlm_random_head as _random_head  # inputs.py, beside the notebook: the visible tests' inputs too
 from bertgrader.kernel import wire
 from bertgrader.checks import case, check, kind_of, same_gradients, tensor
 

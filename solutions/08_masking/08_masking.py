@@ -34,8 +34,8 @@ import math
 import torch
 
 import bertlib
-from bertgrader.kernel.inputs import masking_pairs_batch as _pairs_batch  # the tests' inputs (the hidden tests' too)
-from bertgrader.kernel.inputs import masking_selection_case as _selection_case
+from inputs import masking_pairs_batch as _pairs_batch  # inputs.py beside this notebook: the hidden tests use it too
+from inputs import masking_selection_case as _selection_case
 
 # Ids of BERT's uncased vocabulary (30522 words), which the tests use.
 PAD, UNK, CLS, SEP, MASK = 0, 100, 101, 102, 103
@@ -73,7 +73,7 @@ before = input_ids.clone()
 special = torch.isin(input_ids, torch.tensor(SPECIAL_IDS))
 # bertlib's masking is switched off while your code runs here, as it is when your notebook is graded
 with bertlib_unavailable(bertlib.masking.mask_tokens, bertlib.masking.masking_statistics):
-    selected = select_for_prediction(input_ids, SPECIAL_IDS, 0.15, generator=torch.Generator().manual_seed(0))
+    selected = select_for_prediction(input_ids, SPECIAL_IDS, 0.15, torch.Generator().manual_seed(0))
 assert isinstance(selected, torch.Tensor) and selected.dtype == torch.bool, (
     f"expected a torch.bool tensor, got {type(selected).__name__} {getattr(selected, 'dtype', '')}")
 assert selected.shape == input_ids.shape, (

@@ -9,8 +9,8 @@ import math
 import torch
 
 import bertlib
-from bertgrader.kernel.inputs import masking_pairs_batch as _pairs_batch  # the visible tests' inputs too
-from bertgrader.kernel.inputs import masking_selection_case as _selection_case
+from inputs import masking_pairs_batch as _pairs_batch  # inputs.py, beside the notebook: the visible tests' inputs too
+from inputs import masking_selection_case as _selection_case
 from bertgrader.kernel import wire
 from bertgrader.checks import case, check, tensor
 

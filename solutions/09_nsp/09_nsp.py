@@ -31,8 +31,8 @@ import torch
 import torch.nn.functional as F
 
 import bertlib
-from bertgrader.kernel.inputs import nsp_documents as _documents  # the tests' inputs (the hidden tests' too)
-from bertgrader.kernel.inputs import nsp_pretraining_case as _pretraining_case
+from inputs import nsp_documents as _documents  # inputs.py beside this notebook: the hidden tests use it too
+from inputs import nsp_pretraining_case as _pretraining_case
 
 IS_NEXT, NOT_NEXT = 0, 1
 

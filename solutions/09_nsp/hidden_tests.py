@@ -11,8 +11,8 @@ import torch.nn.functional as F
 
 import bertlib
 from bertgrader.kernel import wire
-from bertgrader.kernel.inputs import nsp_documents as _documents  # the visible tests' inputs too
-from bertgrader.kernel.inputs import nsp_pretraining_case as _pretraining_case
+from inputs import nsp_documents as _documents  # inputs.py, beside the notebook: the visible tests' inputs too
+from inputs import nsp_pretraining_case as _pretraining_case
 from bertgrader.checks import case, check, check_like, same_gradients, tensor
 from bertgrader.remote import KernelGone, StudentError
 

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import bertlib
-from bertgrader.kernel.inputs import finetuning_tiny_batch as tiny_batch  # the visible tests' inputs too
+from inputs import finetuning_tiny_batch as tiny_batch  # inputs.py, beside the notebook: the visible tests' inputs too
 from bertgrader.kernel import wire
 from bertgrader.checks import case, check, same_gradients, tensor
 
