@@ -28,7 +28,6 @@ The source of 02_encoder_layer.ipynb: `make notebooks` builds it (the format: do
 
 # %% setup
 import math
-import types
 
 import torch
 import torch.nn.functional as F
@@ -37,9 +36,8 @@ import bertlib
 from bertlib import BertConfig, build_attention_mask
 from bertlib.attention import BertSelfAttention
 from bertlib.encoder import BertLayer
-from bertgrader.kernel.inputs import padding_mask as _padding_mask  # the tests' inputs (the hidden tests' too)
-from bertgrader.kernel.inputs import tiny_bert_module as _tiny
-
+from inputs import padding_mask as _padding_mask  # inputs.py beside this notebook: the hidden tests use it too
+from inputs import tiny_bert_module as _tiny
 
 # bertlib's versions of what you write here. The visible tests switch them off while your code runs, as
 # grading does: calling one fails at once with a message saying so.
@@ -47,47 +45,6 @@ _BERTLIB_LAYER = (bertlib.eager_attention, BertSelfAttention.forward, BertSelfAt
                   bertlib.attention.BertSelfOutput.forward, bertlib.attention.BertAttention.forward,
                   bertlib.encoder.BertIntermediate.forward, bertlib.encoder.BertOutput.forward,
                   BertLayer.forward, bertlib.encoder.BertEncoder.forward)
-
-
-def _with_bertlib_attention(attn, hidden_states, mask):
-    # Your self_attention() while attention() is a correct one (a copy of bertlib's, made before bertlib's
-    # own is switched off): part 2's visible test, so a mistake in part 1 does not show up again here.
-    # (Grading does the same on its side.)
-    global attention
-    yours = globals().get("attention")
-    f = bertlib.eager_attention
-    attention = types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
-    try:
-        with torch.no_grad(), bertlib_unavailable(*_BERTLIB_LAYER):
-            return self_attention(attn, hidden_states, mask)
-    finally:
-        attention = yours
-
-
-def _with_bertlib_self_attention(layer, layer_input, layer_mask):
-    # Your encoder_layer() while self_attention() is a correct one: it returns bertlib's self-attention of
-    # the layer's input (computed first) and checks what you pass it. Part 3's visible test.
-    global self_attention
-    yours = globals().get("self_attention")
-    with torch.no_grad():
-        given = layer.attention.self(layer_input, layer_mask, output_attentions=True)  # (B, T, H), (B, nh, T, T)
-
-    def correct(attn, hidden_states, mask=None):
-        if attn is not layer.attention.self:
-            raise AssertionError("self_attention() should get the layer's own attention, layer.attention.self")
-        if not (isinstance(hidden_states, torch.Tensor) and hidden_states.shape == layer_input.shape
-                and torch.equal(hidden_states, layer_input)):
-            raise AssertionError("self_attention() should get the layer's input, hidden_states, unchanged")
-        if (mask is None) != (layer_mask is None) or (mask is not None and not torch.equal(mask, layer_mask)):
-            raise AssertionError("self_attention() should get the mask that encoder_layer() was given")
-        return given[0].clone(), given[1].clone()
-
-    self_attention = correct
-    try:
-        with torch.no_grad(), bertlib_unavailable(*_BERTLIB_LAYER):
-            return encoder_layer(layer, layer_input, layer_mask)
-    finally:
-        self_attention = yours
 
 
 # %% [markdown]
@@ -141,6 +98,11 @@ mask = _padding_mask([5, 3], 5)  # (2, 1, 1, 5): the second sequence has 2 [PAD]
 expected_context, expected_weights = bertlib.eager_attention(q, k, v, mask)
 with bertlib_unavailable(*_BERTLIB_LAYER):
     context, weights = attention(q, k, v, mask)
+nan_rows = weights.isnan().any(-1).flatten(1).sum(1).tolist()  # per sequence, the query rows holding NaN
+assert sum(nan_rows) == 0, (
+    f"NaN weights: {nan_rows} query rows per sequence, and only the second sequence has masked ([PAD]) keys: "
+    "add the mask to the scores (scores + mask); multiplied, a score times its huge negative numbers "
+    "overflows to +/-inf, and a softmax over inf is NaN")
 assert torch.allclose(weights.sum(-1), torch.ones(2, 3, 5), atol=1e-5), "each query's weights should sum to 1"
 assert weights[1, :, :, 3:].abs().max() < 1e-6, "the [PAD] keys of the second sequence should get weight 0"
 assert torch.allclose(weights, expected_weights, atol=1e-5), (
@@ -161,8 +123,10 @@ assert torch.allclose(context, expected_context, atol=1e-5), "context should be 
 # 4. merge the heads' contexts back into (B, T, H), head 0's numbers first in each token's vector.
 #
 # Return `(context, weights)`: the merged context (B, T, H) and the attention weights (B, nh, T, T).
-# While this part is graded, `attention` is replaced by a correct one that checks the `q`, `k`, `v` it
-# receives, so a mistake in part 1 does not cost you again.
+# While this part is tested, `attention` is replaced by a correct one that checks the `q`, `k`, `v` it
+# receives, so a mistake in part 1 does not cost you again. Training backpropagates through it: the context's
+# gradient must reach `hidden_states` and the projections' weights, through `attention` (no `.detach()`,
+# `.data` or `torch.no_grad()` on the way).
 
 
 # %% solution self_attention
@@ -188,9 +152,22 @@ def self_attention(attn, hidden_states, mask=None):
 fields, attn = _tiny(202, BertSelfAttention, hidden_size=12, num_attention_heads=3)
 x = torch.randn(2, 4, 12, generator=torch.Generator().manual_seed(202))  # (B, T, H)
 mask = _padding_mask([4, 2], 4)
-with torch.no_grad():
-    expected_context, expected_weights = attn(x, mask, output_attentions=True)  # bertlib (before it is switched off)
-context, weights = _with_bertlib_attention(attn, x, mask)  # your part 2, with a correct attention()
+with torch.no_grad():  # bertlib's numbers, before it is switched off
+    expected_context, expected_weights = attn(x, mask, output_attentions=True)
+    heads = [f(x).view(2, 4, 3, 4).transpose(1, 2) for f in (attn.query, attn.key, attn.value)]  # q, k, v
+    correct = StandIn(bertlib.eager_attention(*heads, mask), "q", "k", "v", "mask")  # a correct attention()
+# Your part 2 while attention() is a correct one, so a mistake in part 1 does not show up again here.
+with torch.no_grad(), standing_in(self_attention, attention=correct), bertlib_unavailable(*_BERTLIB_LAYER):
+    context, weights = self_attention(attn, x, mask)
+assert len(correct.calls) == 1, f"self_attention() should call attention() once, not {len(correct.calls)} times"
+for name, expected in zip(("q", "k", "v"), heads):
+    got = correct.calls[0].get(name)
+    right = isinstance(got, torch.Tensor) and got.shape == expected.shape and torch.allclose(got, expected, atol=1e-5)
+    assert right, (f"attention() got the wrong {name}: expected (B, nh, T, hd) = {tuple(expected.shape)}, head a "
+                   "holding the a-th slice of hd numbers of every token's vector, the tokens in their order")
+given = correct.calls[0].get("mask")
+assert isinstance(given, torch.Tensor) and torch.equal(given, mask), (
+    "attention() should get the mask that self_attention() was given")
 assert tuple(context.shape) == (2, 4, 12), f"context: expected (B, T, H) = (2, 4, 12), got {tuple(context.shape)}"
 assert tuple(weights.shape) == (2, 3, 4, 4), f"weights: expected (B, nh, T, T) = (2, 3, 4, 4), got {tuple(weights.shape)}"
 assert torch.allclose(weights, expected_weights, atol=1e-5), (
@@ -214,8 +191,9 @@ assert torch.allclose(context, expected_context, atol=1e-5), (
 # 4. `out = layer.output.LayerNorm(y + ffn)`: the second residual adds the FFN's *input* `y`.
 #
 # Return `out`, shape (B, T, H), a new tensor: the caller's `hidden_states` stay as they were (`x + ...`,
-# never `x += ...`). While this part is graded, `self_attention` is replaced by a correct one that checks
-# what you pass it, so a mistake in part 2 does not cost you again.
+# never `x += ...`). While this part is tested, `self_attention` is replaced by a correct one that checks
+# what you pass it, so a mistake in part 2 does not cost you again. Training backpropagates through the layer:
+# the output's gradient must reach every weight of the layer, the attention's too, and `hidden_states`.
 
 
 # %% solution layer
@@ -237,13 +215,35 @@ for act in ("gelu", "gelu_new"):  # the exact GELU and the tanh approximation
                           hidden_act=act)
     x = torch.randn(2, 5, 12, generator=torch.Generator().manual_seed(203))  # (B, T, H)
     mask = _padding_mask([5, 3], 5)
-    with torch.no_grad():
-        expected, _ = layer(x, mask)  # bertlib's BertLayer (computed before it is switched off)
-    got = _with_bertlib_self_attention(layer, x, mask)  # your part 3, with a correct self-attention
+    with torch.no_grad():  # bertlib's numbers, before it is switched off
+        expected, _ = layer(x, mask)
+        correct = StandIn(layer.attention.self(x, mask, output_attentions=True), "attn", "hidden_states", "mask")
+    # Your part 3 while self_attention() is a correct one, so a mistake in part 2 does not show up again here.
+    with torch.no_grad(), standing_in(encoder_layer, self_attention=correct), bertlib_unavailable(*_BERTLIB_LAYER):
+        got = encoder_layer(layer, x, mask)
+    assert len(correct.calls) == 1, f"encoder_layer() should call self_attention() once, not {len(correct.calls)} times"
+    given = correct.calls[0]
+    assert given.get("attn") is layer.attention.self, (
+        "self_attention() should get the layer's own attention, layer.attention.self")
+    h = given.get("hidden_states")
+    assert isinstance(h, torch.Tensor) and h.shape == x.shape and torch.equal(h, x), (
+        "self_attention() should get the layer's input, hidden_states, unchanged")
+    m = given.get("mask")
+    assert isinstance(m, torch.Tensor) and torch.equal(m, mask), (
+        "self_attention() should get the mask that encoder_layer() was given")
     assert tuple(got.shape) == (2, 5, 12), f"expected (B, T, H) = (2, 5, 12), got {tuple(got.shape)}"
+    if not torch.allclose(got, expected, atol=1e-5):
+        with torch.no_grad():  # the layer with its second residual adding x, not y: a common slip, named
+            sub, ffn = layer.attention.output, layer.intermediate
+            y = sub.LayerNorm(x + sub.dense(layer.attention.self(x, mask)[0]))  # (B, T, H)
+            adds_x = layer.output.LayerNorm(x + layer.output.dense(ffn.intermediate_act_fn(ffn.dense(y))))
+        assert not torch.allclose(got, adds_x, atol=1e-5), (
+            "the second residual adds the layer's input x; it must add y, the first sub-layer's output (the "
+            "feed-forward network's input): out = LayerNorm(y + FFN(y))")
     assert torch.allclose(got, expected, atol=1e-5), (
         f"with hidden_act={act!r} the output differs from BertLayer's by up to {(got - expected).abs().max():.3g}: "
-        "post-LN is LayerNorm(x + sublayer(x)), twice, and the activation is the layer's own")
+        "post-LN is y = LayerNorm(x + attention output), then out = LayerNorm(y + FFN(y)), with the layer's own "
+        "activation")
 
 
 # %% [markdown]

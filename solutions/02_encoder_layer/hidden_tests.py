@@ -17,9 +17,9 @@ from bertlib import build_attention_mask, eager_attention
 from bertlib.attention import BertSelfAttention
 from bertlib.encoder import BertLayer
 from bertgrader.kernel import wire
-from bertgrader.kernel.inputs import padding_mask as _padding_mask  # the visible tests' inputs too
-from bertgrader.kernel.inputs import tiny_bert_module as _tiny
-from bertgrader.checks import CheckFailed, case, check, same_gradients
+from inputs import padding_mask as _padding_mask  # inputs.py, beside the notebook: the visible tests' inputs too
+from inputs import tiny_bert_module as _tiny
+from bertgrader.checks import CheckFailed, case, check, linearised, same_gradients
 from bertgrader.remote import Remote
 
 # While the notebook is graded its kernel has these as stubs. The classes' __init__ stay: the kernel still
@@ -59,6 +59,20 @@ def _max_diff(got, expected):
     return f"largest difference {(got - expected).abs().max().item():.3g}"
 
 
+# bertlib's numbers under the notebook's names: the references of the gradient checks, and what the stand-ins
+# of parts 2 and 3 are linearised from (checks.linearised binds the student's call by these parameter names).
+def _attention(q, k, v, mask=None):
+    return eager_attention(q, k, v, mask)
+
+
+def _self_attention(attn, hidden_states, mask=None):
+    return attn(hidden_states, mask, output_attentions=True)  # (context, weights)
+
+
+def _encoder_layer(layer, hidden_states, mask=None):
+    return layer(hidden_states, mask)[0]
+
+
 # ------------------------------------------------------------------------------------------------ part 1
 def _weights_diagnosis(got, q, k, mask):
     """What a wrong set of weights looks like, for the message."""
@@ -85,6 +99,24 @@ def _weights_diagnosis(got, q, k, mask):
     return "expected softmax(q k^T / sqrt(d_k) + mask)"
 
 
+def _not_finite_diagnosis(got, q, k, mask):
+    """Why some weights are inf or NaN: a multiplied mask, or exp() overflowing at scores far apart."""
+    scores = q.float() @ k.float().transpose(-2, -1) / math.sqrt(q.size(-1))  # (B, nh, T, T)
+    bad = ~torch.isfinite(got).all(-1)  # (B, nh, T): the query rows holding inf or NaN
+    rows = f"{int(bad.sum())} of the {bad.numel()} query rows"
+    if mask is not None:
+        masked = (mask.float() < 0).expand_as(scores).any(-1)  # (B, nh, T): rows with a masked key
+        if torch.allclose(got, (scores * mask.float()).softmax(-1), atol=1e-5, equal_nan=True) or not (bad & ~masked).any():
+            return (f"your weights hold NaN or inf in {rows}, each a row with masked keys: the mask is added to the "
+                    "scores (scores + mask); multiplied, a score times the mask's huge negative numbers overflows to "
+                    "+/-inf, and a softmax over inf is NaN")
+    gap = (scores.amax(-1) - scores.amin(-1)).max().item()
+    if gap > 1e3:
+        return (f"your weights hold inf or NaN in {rows}, where the scores of a row differ by up to {gap:.0f}: "
+                "exp(score) overflows; softmax must subtract each row's largest score first (torch.softmax does)")
+    return f"your weights hold inf or NaN in {rows}: expected softmax(q k^T / sqrt(d_k) + mask), finite"
+
+
 def _attention_case(student, q, k, v, mask, name, strided=False):
     """``strided``: q, k and v arrive as non-contiguous views, as self-attention's transposed heads do."""
     B, nh, T, hd = q.shape
@@ -93,9 +125,8 @@ def _attention_case(student, q, k, v, mask, name, strided=False):
         sent = [wire.Strided(t) for t in (q, k, v)] if strided else [q, k, v]
         got = student.attention(*sent, mask)
         context, weights = _pair(got, (B, nh, T, hd), (B, nh, T, T))
-        check(bool(torch.isfinite(weights).all()),
-              "your weights hold inf or nan where the scores of a row differ by about 10^4: exp(score) overflows; "
-              "softmax must subtract each row's largest score first (torch.softmax does)")
+        if not bool(torch.isfinite(weights).all()):
+            raise CheckFailed(_not_finite_diagnosis(weights, q, k, mask))
         if q.dtype == torch.float64:  # float64 in, float64 out, computed in float64
             for what, value in (("context", got[0]), ("weights", got[1])):
                 check(value.dtype == torch.float64,
@@ -222,6 +253,15 @@ def test_self_attention(student):
     fields, attn = _tiny(2220, BertSelfAttention, hidden_size=8, num_attention_heads=2)
     _self_attention_case(student, fields, attn, torch.randn(1, 1, 8, generator=gen), None,
                          "with one sequence of one token (B=1, T=1, H=8, nh=2), no mask")
+    # Training goes through it: a random gradient of the merged context, backpropagated through your function
+    # and a stand-in attention() that passes it on as the correct one does, at the q, k, v it should get.
+    fields, attn = _tiny(2230, BertSelfAttention, hidden_size=8, num_attention_heads=2)
+    x, mask = torch.randn(2, 3, 8, generator=gen), _padding_mask([3, 2], 3)
+    with torch.no_grad():
+        q, k, v = _split(attn.query(x), 2), _split(attn.key(x), 2), _split(attn.value(x), 2)
+    with case("with B=2, T=3, H=8, nh=2, real lengths [3, 2], backpropagating a random gradient of the context"):
+        same_gradients(student.self_attention, _self_attention, _send(fields, attn), x, mask, output=0, seed=2231,
+                       stand_ins={"attention": linearised(_attention, q, k, v, mask)})
 
 
 def _check_given(call, names, expected, mask, callee, hint):
@@ -250,7 +290,8 @@ def _layer_diagnosis(got, layer, x, mask, context):
     candidates = [
         ("no residual: each sub-layer's output is added to its input before the LayerNorm",
          ffn_out.LayerNorm(ffn_out.dense(act(ffn_in.dense(sub.LayerNorm(sub.dense(context))))))),
-        ("the second residual adds the layer's input x; it adds the feed-forward network's input y",
+        ("the second residual adds the layer's input x; it must add y, the first sub-layer's output (the "
+         "feed-forward network's input): out = LayerNorm(y + FFN(y))",
          ffn_out.LayerNorm(x + ffn_out.dense(act(ffn_in.dense(y))))),
         ("ReLU in the feed-forward network: BERT's activation is a GELU, layer.intermediate.intermediate_act_fn",
          ffn_out.LayerNorm(y + ffn_out.dense(torch.relu(ffn_in.dense(y))))),
@@ -338,3 +379,10 @@ def test_layer(student):
     fields, layer = _tiny(2330, BertLayer, hidden_size=8, num_attention_heads=2, intermediate_size=20)
     _layer_case(student, fields, layer, torch.randn(1, 1, 8, generator=gen), None,
                 "with one sequence of one token (B=1, T=1, H=8, nh=2), no mask")
+    # Training goes through it: a random gradient of the output, backpropagated through your layer and a
+    # stand-in self_attention() that passes it on as the correct one does (to the attention's weights, too).
+    fields, layer = _tiny(2350, BertLayer, hidden_size=8, num_attention_heads=2, intermediate_size=16)
+    x, mask = torch.randn(2, 3, 8, generator=gen), _padding_mask([3, 2], 3)
+    with case("with B=2, T=3, H=8, nh=2, real lengths [3, 2], backpropagating a random gradient of the output"):
+        same_gradients(student.encoder_layer, _encoder_layer, _send(fields, layer), x, mask, seed=2351,
+                       stand_ins={"self_attention": linearised(_self_attention, layer.attention.self, x, mask)})

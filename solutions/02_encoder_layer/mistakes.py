@@ -41,6 +41,16 @@ def attention(q, k, v, mask=None):
     return weights @ v, weights
 
 
+# %% mask_multiplied cell=attention loses=test_attention
+# why: the additive mask is added to the scores; multiplied, a score times its huge negative numbers overflows to +/-inf and the rows with masked keys come out NaN
+def attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (B, nh, T, T)
+    if mask is not None:
+        scores = scores * mask
+    weights = scores.softmax(dim=-1)
+    return weights @ v, weights
+
+
 # %% split_without_transpose cell=self_attention loses=test_self_attention
 # why: view(B, nh, T, hd) cuts across tokens; split with view(B, T, nh, hd) and move the head axis
 def self_attention(attn, hidden_states, mask=None):
@@ -255,6 +265,35 @@ def encoder_layer(layer, hidden_states, mask=None):
     context, _ = self_attention(layer.attention.self, hidden_states, mask)
     sub = layer.attention.output
     y = sub.LayerNorm(hidden_states + sub.dropout(sub.dense(context)))
+    wide = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(y))
+    out = layer.output
+    return out.LayerNorm(y + out.dropout(out.dense(wide)))
+
+
+# %% heads_merged_through_data cell=self_attention loses=test_self_attention
+# why: writing the heads into a new tensor through .data copies their numbers but not their graph: no gradient reaches the projections or the hidden states, so the attention would never train
+def self_attention(attn, hidden_states, mask=None):
+    B, T, H = hidden_states.shape
+    nh = attn.num_attention_heads
+    hd = H // nh
+
+    def split(x):
+        return x.view(B, T, nh, hd).transpose(1, 2)
+
+    q, k, v = split(attn.query(hidden_states)), split(attn.key(hidden_states)), split(attn.value(hidden_states))
+    context, weights = attention(q, k, v, mask)  # (B, nh, T, hd)
+    merged = torch.zeros(B, T, H, dtype=context.dtype)
+    for a in range(nh):  # head a's hd numbers into slice a of every token's vector
+        merged.data[:, :, a * hd:(a + 1) * hd] = context[:, a]
+    return merged, weights
+
+
+# %% context_detached cell=layer loses=test_layer
+# why: a detached attention context cuts the attention out of training: no gradient reaches its query, key and value weights through the layer
+def encoder_layer(layer, hidden_states, mask=None):
+    context, _ = self_attention(layer.attention.self, hidden_states, mask)
+    sub = layer.attention.output
+    y = sub.LayerNorm(hidden_states + sub.dropout(sub.dense(context.detach())))  # the attention's result, as a value
     wide = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(y))
     out = layer.output
     return out.LayerNorm(y + out.dropout(out.dense(wide)))
