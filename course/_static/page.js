@@ -99,7 +99,7 @@
     var phone = window.matchMedia("(max-width: 600px)").matches;
     Array.prototype.forEach.call(document.querySelectorAll(".bd-article table"), function (t) {
       if (t.closest(".static-demo")) return;  // a demo's table is a grid of positions: it scrolls instead
-      t.classList.remove("course-stacked");
+      t.classList.remove("course-stacked", "course-grid");
       if (!phone) return;
       var box = t.parentElement;
       if ((t.scrollWidth > box.clientWidth + 1 || t.getBoundingClientRect().width > box.clientWidth + 1) &&
@@ -107,7 +107,10 @@
         var flat = t.getBoundingClientRect().height;
         t.classList.add("course-stacked");
         // a grid of short cells (positions, numbers) would become a long column of cards: it scrolls instead
-        if (t.getBoundingClientRect().height > MAX_STACK_GROWTH * flat) t.classList.remove("course-stacked");
+        if (t.getBoundingClientRect().height > MAX_STACK_GROWTH * flat) {
+          t.classList.remove("course-stacked");
+          t.classList.add("course-grid");  // its cells keep to one line (course.css)
+        }
       }
     });
   }
