@@ -104,6 +104,29 @@ def test_a_request_travels_in_the_messages_metadata_or_as_code(student):
     assert Student(kernel.run).total(big[:1000]).item() == 999 * 1000 / 2
 
 
+def test_calls_in_one_round_trip_are_each_watched_and_judged(student):
+    """Remote.calls: several calls in one round trip give what the calls one by one give, and each is held to
+    the rules alone: a write in the second call of three fails, naming it; a call that raises fails."""
+    student, kernel = student
+    kernel.define("""
+        def scaled(x, k):
+            return x * k
+
+        def scaled_writing_once(x, k):
+            if k == 2:
+                x.mul_(k)  # the caller's tensor
+            return x * k
+    """)
+    x = torch.arange(3.0)
+    got = student.scaled.calls([([x, k], {}) for k in (1, 2, 3)])
+    assert [t.tolist() for t in got] == [[0.0, 1.0, 2.0], [0.0, 2.0, 4.0], [0.0, 3.0, 6.0]]
+    assert student.scaled.calls([([x], {"k": 5})])[0].tolist() == student.scaled(x, k=5).tolist()
+    _fails(lambda: student.scaled_writing_once.calls([([x, k], {}) for k in (1, 2, 3)]),
+           "changed the tensor it was given as `x` (argument 1)", "2 of its 3 values changed")
+    with pytest.raises(StudentError, match="TypeError"):
+        student.scaled.calls([([x, 2], {}), ([x, "a"], {})])
+
+
 def _fails(call, *needles):
     """The call breaks a rule: its message (through checks.case, as a hidden test shows it) holds ``needles``."""
     with pytest.raises(CheckFailed) as info:

@@ -11,9 +11,10 @@ the grader only ever reads data from here and decides everything on its own side
 
 Requests (``op``): "get" an attribute; "call" a function or object (``watch``: measure what the call did,
 bertgrader.kernel.watch, and send the report as ``effects``; ``manual_seed``: seed torch's global generator
-first; ``return_args``; ``stand_in``, with ``linear``); "keep" a value built here (a generator two calls share) and answer
-a handle to it; "grad": call (with ``stand_in`` and ``linear`` too), backpropagate the grader's cotangent, answer
-the gradients (``_gradients``).
+first; ``return_args``; ``stand_in``, with ``linear``); "calls": one function on each of several argument
+lists (``calls``), in order, in one round trip, each call watched alone (``effects``: one report a call);
+"keep" a value built here (a generator two calls share) and answer a handle to it; "grad": call (with
+``stand_in`` and ``linear`` too), backpropagate the grader's cotangent, answer the gradients (``_gradients``).
 """
 from __future__ import annotations
 
@@ -87,6 +88,17 @@ def _run(request: dict):
     if request["op"] == "grad":
         with _standing_in(namespace, request.get("stand_in") or {}, request.get("linear") or {}, args, record=False):
             return _gradients(obj, model, args, kwargs, request["cotangent"], request.get("output")), {}
+    if request["op"] == "calls":  # one function on several argument lists, in order, each call watched alone
+        results, reports = [], []
+        for call_args, call_kwargs in request["calls"]:
+            call_args, call_kwargs = _resolve(call_args), _resolve(call_kwargs)
+            if request.get("manual_seed") is not None:
+                torch.manual_seed(int(request["manual_seed"]))
+            watch = Watch(call_args, call_kwargs, fn=obj, self_module=model) if request.get("watch") else None
+            with watch or contextlib.nullcontext():
+                results.append(obj(*call_args, **call_kwargs))
+            reports.append(watch.report() if watch else None)
+        return results, ({"effects": reports} if request.get("watch") else {})
     if request.get("manual_seed") is not None:
         torch.manual_seed(int(request["manual_seed"]))
     watch = Watch(args, kwargs, fn=obj, self_module=model) if request.get("watch") else None
