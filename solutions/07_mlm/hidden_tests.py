@@ -34,23 +34,24 @@ def _loss(student, logits, labels):
 
 
 def _gradient(student, logits, labels):
-    """d loss / d logits of the student's own function, computed in their kernel (torch.func.grad)."""
-    grad = student.torch.func.grad(student.masked_lm_loss.value())
-    return tensor(grad(logits, labels), "the gradient of your loss")
+    """d loss / d logits of the student's own function: one backward pass in their kernel from a cotangent of 1
+    (the loss is a scalar; Remote.gradients). None where no gradient reaches the logits."""
+    got = student.masked_lm_loss.gradients(torch.ones((), dtype=logits.dtype), logits, labels)
+    return got["grads"].get("0") if got["connected"] else None
 
 
 def _check_gradient(student, logits, labels):
     reference = logits.clone().requires_grad_()
     bertlib.heads.mlm_loss(reference, labels).backward()
     got = _gradient(student, logits, labels)
+    check(got is not None and got.abs().max().item() > 0,
+          "your loss has no gradient with respect to the logits: it cannot train a model. Compute it with torch "
+          "operations on the logits (no .item(), .detach() or torch.tensor(...) of a number)")
     check(got.shape == logits.shape, f"the gradient of your loss has shape {tuple(got.shape)}, not the logits' "
                                      f"{tuple(logits.shape)}")
     leak = got[labels == -100].abs().max().item() if (labels == -100).any() else 0.0
     check(leak == 0, f"your loss changes with the logits at positions labelled -100 (gradient up to {leak:.3g} "
                      "there); a position that is not predicted must not count at all")
-    check(got.abs().max().item() > 0, "your loss has no gradient with respect to the logits: it cannot train a "
-                                      "model. Compute it with torch operations on the logits (no .item(), "
-                                      ".detach() or torch.tensor(...) of a number)")
     check(torch.allclose(got, reference.grad, atol=1e-5),
           "the gradient of your loss differs from that of the mean cross-entropy over the labelled positions")
 
