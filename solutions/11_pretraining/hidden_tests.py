@@ -80,13 +80,19 @@ def _loss(student, args, n=None):
 
 
 def _gradient(student, args, n=None):
-    """The gradients of the student's loss with respect to both logits, computed in their kernel
-    (torch.func.grad), against bertlib's (autograd, here)."""
+    """The gradients of the student's loss with respect to both logits, one backward pass in their kernel from
+    a cotangent of 1 (the loss is a scalar; Remote.gradients), against bertlib's (autograd, here)."""
     logits, labels, nsp_logits, nsp_labels = args
-    grad = student.torch.func.grad(student.pretraining_loss.value(), argnums=(0, 2))
-    got = grad(*args) if n is None else grad(*args, n)
-    check(isinstance(got, (tuple, list)) and len(got) == 2, f"the gradient of your loss came back as {kind_of(got)}")
-    got_logits, got_nsp = tensor(got[0], "the gradient of your loss"), tensor(got[1], "the gradient of your loss")
+    one = torch.ones((), dtype=logits.dtype)
+    got = student.pretraining_loss.gradients(one, *args) if n is None else student.pretraining_loss.gradients(one, *args, n)
+    grads = got["grads"] if got["connected"] else {}
+    got_logits, got_nsp = grads.get("0"), grads.get("2")
+    check(got_logits is not None or not (labels != IGNORE_INDEX).any(),
+          "your loss has no gradient with respect to the vocabulary logits: it cannot train a model. Compute it "
+          "with torch operations on the logits (no .item(), .detach() or torch.tensor(...) of a number)")
+    check(got_nsp is not None, "your loss has no gradient with respect to the NSP logits: the NSP classifier would "
+                               "not learn")
+    got_logits = torch.zeros_like(logits) if got_logits is None else got_logits
     reference = [logits.clone().requires_grad_(), nsp_logits.clone().requires_grad_()]
     _oracle(reference[0], labels, reference[1], nsp_labels, n).backward()
     check(got_logits.shape == logits.shape, f"the gradient of your loss has shape {tuple(got_logits.shape)}, not "
@@ -295,8 +301,8 @@ def _check_schedule(student, total, peak, fraction, every=False):
     everything = loop.learning_rates(peak, total, fraction)  # bertlib: the oracle
     steps = _steps(total, W, every)
     got = []
-    for s in steps:
-        value = student.learning_rate(s, total, peak, fraction)
+    values = student.learning_rate.calls([([s, total, peak, fraction], {}) for s in steps])  # one round trip
+    for s, value in zip(steps, values):
         check((isinstance(value, (int, float)) and not isinstance(value, bool))
               or (isinstance(value, torch.Tensor) and value.numel() == 1),
               f"update {s}: expected a number, got {kind_of(value)}")
