@@ -43,34 +43,6 @@ _BERTLIB_COUNTING = (bertlib.params.count_parameters, bertlib.params.embeddings_
                      bertlib.BertForPreTraining, bertlib.BertEmbeddings, bertlib.encoder.BertLayer)
 
 
-def _model_params_with(parts, cfg):
-    # bert_model_params(cfg) while embeddings_params and layer_params are correct ones that look their
-    # counts up in parts = {config: (embeddings, layer)}: how part 3's visible test runs, so that a mistake
-    # in part 1 or 2 does not show up again there (the grader does the same on its side).
-    global embeddings_params, layer_params
-    yours = globals().get("embeddings_params"), globals().get("layer_params")
-    called = set()
-
-    def known(i, name):
-        def count(c):
-            if c not in parts:
-                raise KeyError(f"this test has no count for {c}: pass bert_model_params' own cfg on")
-            called.add(name)
-            return parts[c][i]
-        return count
-
-    embeddings_params, layer_params = known(0, "embeddings_params"), known(1, "layer_params")
-    try:
-        with bertlib_unavailable(*_BERTLIB_COUNTING):
-            counts = bert_model_params(cfg)
-    finally:
-        embeddings_params, layer_params = yours
-    missing = sorted({"embeddings_params", "layer_params"} - called)
-    if missing:
-        raise AssertionError(f"bert_model_params() never called {' nor '.join(missing)}: use your parts 1 and 2")
-    return counts
-
-
 # %% [markdown]
 # ## Part 1: the embeddings (2 points)
 #
@@ -151,10 +123,18 @@ def bert_model_params(cfg):
 
 
 # %% tests test_model points=2
-# Parts 1 and 2, correct, for the two configs of this visible test (bertlib's counting switched off).
-_known = {BertConfig.base(): (23_837_184, 7_087_872), BertConfig.large(): (31_782_912, 12_596_224)}
-got_base = _model_params_with(_known, BertConfig.base())
-got_large = _model_params_with(_known, BertConfig.large())
+# Your part 3 while embeddings_params() and layer_params() are correct ones, answering these two configs'
+# counts, so a mistake in part 1 or 2 does not show up again here (bertlib's counting switched off).
+got = {}
+for cfg, counts in [(BertConfig.base(), (23_837_184, 7_087_872)), (BertConfig.large(), (31_782_912, 12_596_224))]:
+    parts = {"embeddings_params": StandIn(counts[0], "cfg"), "layer_params": StandIn(counts[1], "cfg")}
+    with standing_in(bert_model_params, **parts), bertlib_unavailable(*_BERTLIB_COUNTING):
+        got[cfg.hidden_size] = bert_model_params(cfg)
+    for name, part in parts.items():
+        assert part.calls, f"bert_model_params() never called {name}(): use your parts 1 and 2"
+        assert all(call.get("cfg") == cfg for call in part.calls), (
+            f"{name}() should be given bert_model_params' own cfg, passed on unchanged")
+got_base, got_large = got[768], got[1024]
 assert isinstance(got_base, dict) and set(got_base) == {"embeddings", "encoder", "pooler", "total"}, (
     f"expected a dict with keys embeddings, encoder, pooler, total; got {got_base!r}")
 expected = {"embeddings": 23_837_184, "encoder": 85_054_464, "pooler": 590_592, "total": 109_482_240}
