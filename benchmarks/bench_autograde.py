@@ -27,7 +27,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from bertgrader.assignment import assignments, grade_id, points
+from bertgrader.assignment import assignments, autograded_points, grade_id
 from bertgrader.trial import Course, solution_submission
 
 REPO = Path(__file__).resolve().parents[1]  # the course these benchmarks grade a copy of
@@ -131,7 +131,7 @@ def main() -> int:
             kernel = first_busy - executing.get(a, began)
             setup, cells = durations[0], sum(durations[1:])
             score = course.total(a, "bench")
-            if score != sum(points(course.source(a)).values()):
+            if score != sum(autograded_points(course.source(a)).values()):  # a written answer is graded by hand
                 failures.append(f"{a}: the solution scored {score}")
             slowest = max(range(1, len(timed)), key=lambda k: durations[k])
             rows.append((a, ended - began, kernel, setup, cells, score,

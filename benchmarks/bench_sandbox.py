@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bertgrader.assignment import assignments, points
+from bertgrader.assignment import assignments, autograded_points
 from bertgrader.trial import Course, solution_submission
 
 REPO = Path(__file__).resolve().parents[1]  # the course these benchmarks grade a copy of
@@ -35,7 +35,7 @@ def grade(course: Course, sandbox: str) -> float:
     if proc.returncode != 0:
         raise SystemExit(f"autograde ({sandbox}) failed:\n{proc.stdout[-3000:]}")
     for a in course.assignments:
-        full = sum(points(course.source(a)).values())
+        full = sum(autograded_points(course.source(a)).values())  # a written answer is graded by hand
         if course.total(a, "bench") != full:
             raise SystemExit(f"{a} ({sandbox}): the solution scored {course.scores(a, 'bench')}, not {full}")
     return seconds
