@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from statistics import mean
 
-from bertgrader.assignment import assignments, filled, solution_answers
+from bertgrader.assignment import assignments, autograded_points, filled, solution_answers
 from bertgrader.trial import Course, load_mistakes, solution_submission
 
 REPO = Path(__file__).resolve().parents[1]  # the course these benchmarks grade a copy of
@@ -45,8 +45,7 @@ def build_class(course: Course) -> dict[str, float]:
     expected totals, from the mistakes' lost parts."""
     source, release = course.source(A), course.release(A)
     answers = solution_answers(source)
-    points = {c.metadata["nbgrader"]["grade_id"]: float(c.metadata["nbgrader"]["points"])
-              for c in source.cells if c.metadata.get("nbgrader", {}).get("grade")}
+    points = autograded_points(source)  # a written answer is graded by hand
     variants = [("solution", {}, [])] + [(n, m["cells"], m["loses"]) for n, m in load_mistakes(REPO, A).items()]
     expected = {}
     for i in range(CLASS_SIZE):
