@@ -136,6 +136,17 @@ def _check_softmax(student, scores, mask, atol=None):
     if _same(got, expected, atol):
         return
     got64, expected64 = got.double(), expected.double()
+    multiplied = (scores * _reference_padding_mask(mask, scores.dtype)).softmax(dim=-1)
+    check(not torch.allclose(got64, multiplied.double(), atol=atol, equal_nan=True),
+          "your weights are softmax(scores * mask): the mask is added to the scores (scores + mask), not "
+          "multiplied: a score times finfo.min overflows to +/-inf (a row with a +inf is NaN), and a score of 0 "
+          "times it stays 0 (that padding key keeps its weight)")
+    nan_rows = got.isnan().any(dim=-1)  # (B, nh, T): the query rows holding NaN
+    real = mask.bool().any(dim=1)[:, None, None].expand_as(nan_rows)  # rows of sequences with a real token
+    check(not (nan_rows & real).any(),
+          f"some weights are NaN in {int((nan_rows & real).sum())} rows of sequences that have real tokens: "
+          "their masked positions should get exactly 0 and the real keys the rest; add the mask to the scores "
+          "(scores + additive_padding_mask(...)), then softmax")
     check(not got.isnan().any() or expected.isnan().any(),
           "some weights are NaN: a sequence that is all padding has a row that sees nothing, and -inf there "
           "gives exp(-inf) / 0 = NaN; add finfo(dtype).min (your additive_padding_mask) instead, which keeps it "

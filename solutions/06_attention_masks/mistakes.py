@@ -36,6 +36,12 @@ def masked_softmax(scores, attention_mask):
     return (scores * attention_mask[:, None, None, :]).softmax(dim=-1)
 
 
+# %% additive_mask_multiplied cell=softmax loses=test_softmax
+# why: the additive mask is added to the scores; multiplied, a score times finfo.min overflows to +/-inf (NaN rows) and a score of 0 times it stays 0 (the padding keeps its weight)
+def masked_softmax(scores, attention_mask):
+    return (scores * additive_padding_mask(attention_mask, scores.dtype)).softmax(dim=-1)
+
+
 # %% causal_mask_in_bert cell=softmax loses=test_softmax
 # why: BERT's attention is bidirectional: only padding is hidden
 def masked_softmax(scores, attention_mask):
