@@ -571,3 +571,17 @@ def test_a_kernel_killed_in_a_later_part_costs_only_the_parts_from_there(tmp_pat
     assert "not graded" in said[3] and "kernel stopped" in said[3], said[3]
     assert said[0].count("FIRST RUN") == 1  # the cell's own output once: the rerun's is dropped
     assert "DeadKernelError" in "".join(o.get("ename", "") for o in nb.cells[2].outputs)
+
+
+def test_the_graded_kernel_has_no_transformers(tmp_path):
+    """transformers is hidden from the graded kernel (its folder found without importing it in the grader):
+    a student's `from transformers import BertModel` fails there, and the parts are graded."""
+    nb = _autograde_toy(tmp_path, HIDDEN, [
+        nbformat.v4.new_code_cell("import torch\ndef f(x):\n    return x.clone()"),
+        _graded_cell("test_f"),
+        nbformat.v4.new_code_cell("try:\n    from transformers import BertModel\n    print('HF found')\n"
+                                  "except Exception as e:\n    print('HF missing', type(e).__name__)"),
+    ])
+    printed = "".join(o.get("text", "") for o in nb.cells[2].outputs)
+    assert printed.startswith("HF missing"), printed
+    assert "".join(o.get("text", "") for o in nb.cells[1].outputs).startswith("Passed")
