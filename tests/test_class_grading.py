@@ -193,8 +193,8 @@ def released(tmp_path_factory):
     course.generate(A)
     source, release = course.source(A), course.release(A)
     answers = solution_answers(source)
-    points = {c.metadata["nbgrader"]["grade_id"]: float(c.metadata["nbgrader"]["points"])
-              for c in source.cells if c.metadata.get("nbgrader", {}).get("grade")}
+    points = {c.metadata["nbgrader"]["grade_id"]: float(c.metadata["nbgrader"]["points"])  # the autograded parts
+              for c in source.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"}
     honest, expected = {}, {}
     for s in SOLVED:
         honest[s], expected[s] = solution_submission(course, A), dict(points)
@@ -484,8 +484,10 @@ def _losing(released, part: str) -> str:
 
 def test_either_grading_command_sees_the_others_and_a_regrade_leaves_nothing_stale(released):
     """Issue 29 §5 and §8, on a class of two: a plain `nbgrader autograde` then `python -m bertgrader` grades
-    nothing twice; both resubmit (alice after a manual score in Formgrader); the next run regrades both,
-    rewrites both feedback pages it made stale, and names alice's manual score for review."""
+    nothing twice; both resubmit (alice after a manual score in Formgrader and her written answer graded by
+    hand with a comment, issue 29 §4); the next run regrades both, rewrites both feedback pages it made
+    stale, and names alice's two manual scores for review; her page keeps the written answer's score and
+    comment."""
     mistake = _losing(released, "test_select")
     course = _class_course(released, "either", {"alice": released["honest"]["honest_01"],
                                                 "bob": released["honest"][mistake]})
@@ -499,9 +501,13 @@ def test_either_grading_command_sees_the_others_and_a_regrade_leaves_nothing_sta
     course.nbgrader("generate_feedback", A)
     pages = {s: course.root / "feedback" / s / A / f"{A}.html" for s in ("alice", "bob")}
     assert "known mistake" in pages["bob"].read_text(), "bob's page names his mistake"
+    [written] = course.written(A, "alice")
     with course._gradebook() as gb:  # the instructor gives alice 1 of test_select's points by hand
         g = gb.find_grade("test_select", A, A, "alice")
         g.manual_score = 1.0
+        w = gb.find_grade(written, A, A, "alice")  # and grades her written answer, as Formgrader stores it
+        w.manual_score, w.needs_manual_grade = 2.0, False
+        gb.find_comment(written, A, A, "alice").manual_comment = "Both reasons, well put."
         gb.db.commit()
     course.submit("alice", A, released["honest"][mistake])
     course.submit("bob", A, released["honest"]["honest_01"])
@@ -510,12 +516,16 @@ def test_either_grading_command_sees_the_others_and_a_regrade_leaves_nothing_sta
     assert sorted(r["student"] for r in regraded.report["results"]) == ["alice", "bob"]
     assert regraded.summary["feedback_written"] == [f"alice/{A}", f"bob/{A}"], "both stale pages rewritten"
     full = sum(released["points"].values())
-    assert f"(Score: {full:.1f} / {full:.1f})" in pages["bob"].read_text(), "bob's page says his new score"
+    most = full + 2.0  # and the written answer's 2 points, which bob's page says wait for a grade
+    assert f"(Score: {full:.1f} / {most:.1f})" in pages["bob"].read_text(), "bob's page says his new score"
+    assert "Score: awaiting grading / 2.0" in pages["bob"].read_text()
+    assert "Both reasons, well put." in pages["alice"].read_text() and "graded by your instructor" in pages["alice"].read_text()
     assert "known mistake" not in pages["bob"].read_text()
     review = regraded.summary["manual_to_review"]
     assert [(r["student"], r["cell"], r["manual"], r["auto_now"]) for r in review] == [
-        ("alice", "test_select", 1.0, 0.0)], review
-    assert "manual scores to review (1)" in regraded.stdout
+        ("alice", written, 2.0, None), ("alice", "test_select", 1.0, 0.0)], review
+    assert "manual scores to review (2)" in regraded.stdout
+    assert f"alice/{A} {written}: manual 2, written answer, graded before this regrade" in regraded.stdout
     assert f"alice/{A} test_select: manual 1, automatic 3.0 -> 0.0" in regraded.stdout
     report = subprocess.run(_command("report", A, "--width", "100"), cwd=course.root, env=_env(),
                             capture_output=True, text=True, timeout=600)
