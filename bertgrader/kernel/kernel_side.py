@@ -4,7 +4,8 @@ The grader (bertgrader.remote) executes ``serve()`` in the student's kernel, the
 the execute_request's metadata under ``REQUEST_KEY`` (or ``serve("<base64 request>")``, where the grader's
 runner cannot send metadata). The request names a function of the notebook (or an object kept from an
 earlier call) and carries its arguments as data (bertgrader.kernel.wire). The result goes back as a
-display output of type ``MIME``; a result that cannot travel as data (a model, say) stays here and the grader gets a handle to it.
+display output of type ``MIME``; a result that cannot travel as data (a model, say) stays here and the
+grader gets a handle to it.
 
 This module runs in the student's process, so the student can replace it; that changes nothing, because
 the grader only ever reads data from here and decides everything on its own side.
