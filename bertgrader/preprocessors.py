@@ -107,7 +107,8 @@ def _execute_with_metadata(kc, metadata: dict):
     def execute(code, silent=False, store_history=True, user_expressions=None, allow_stdin=None, stop_on_error=True):
         content = {"code": code, "silent": silent, "store_history": store_history,
                    "user_expressions": user_expressions or {},
-                   "allow_stdin": kc.allow_stdin if allow_stdin is None else allow_stdin, "stop_on_error": stop_on_error}
+                   "allow_stdin": kc.allow_stdin if allow_stdin is None else allow_stdin,
+                   "stop_on_error": stop_on_error}
         msg = kc.session.msg("execute_request", content, metadata=dict(metadata))
         kc.shell_channel.send(msg)
         return msg["header"]["msg_id"]
