@@ -7,6 +7,7 @@ from the course root (where nbgrader_config.py is read), and read its exit statu
 Its kernel talks over ipc, so ipykernel's warning that TCP "without encryption" can be eavesdropped is not
 printed (nbgrader_config.py).
 """
+import json
 import os
 import shutil
 import subprocess
@@ -14,6 +15,9 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
+
+from bertgrader.assignment import Assignment, filled, read_nb, solution_answers
 
 ROOT = Path(__file__).resolve().parents[1]
 NBGRADER = Path(sys.executable).parent / "nbgrader"
@@ -78,3 +82,40 @@ def test_a_notebook_that_passes_exits_0(tmp_path):
 def test_a_path_that_matches_nothing_exits_1(tmp_path):
     rc, out = validate(tmp_path / "no_such_notebook.ipynb")
     assert rc == 1 and "No notebook matches" in out, out
+
+
+# The two messages that used to mislead (issue 29 §10), each a named mistake of solutions/<a>/mistakes.py: what
+# validate (the visible test) and the feedback page (the hidden tests' message, as graded into
+# solutions/mistake_signatures.json, which tests/test_class_grading.py grades again) say must name the fault.
+SHARPENED = [
+    # scores * mask: the rows with masked keys are NaN (the visible test said "weights should sum to 1")
+    ("02_encoder_layer", "mask_multiplied", "test_attention",
+     ["NaN", "add the mask to the scores (scores + mask)"], ["NaN", "each a row with masked keys",
+                                                             "the mask is added to the scores (scores + mask)"]),
+    # the second residual adds x, not y (the visible test said only "LayerNorm(x + sublayer(x)), twice")
+    ("02_encoder_layer", "second_residual_from_input", "test_layer",
+     ["the second residual adds the layer's input x; it must add y"],
+     ["the second residual adds the layer's input x; it must add y"]),
+    # scores * the additive mask (the hidden tests said "padding keys get weights other than 0")
+    ("06_attention_masks", "additive_mask_multiplied", "test_softmax", None,
+     ["softmax(scores * mask)", "added to the scores (scores + mask), not multiplied"]),
+]
+
+
+@pytest.mark.parametrize("a, mistake, grade_id, visible, feedback", SHARPENED, ids=[m[1] for m in SHARPENED])
+def test_a_misleading_message_now_names_the_fault(tmp_path, a, mistake, grade_id, visible, feedback):
+    stored = json.loads((ROOT / "solutions" / "mistake_signatures.json").read_text())[a]["mistakes"][mistake]
+    message = stored["messages"][grade_id]
+    assert all(phrase in message for phrase in feedback), f"the feedback for {mistake} says: {message}"
+    if visible is None:  # the visible test's message already named it
+        return
+    answers = solution_answers(read_nb(ROOT / "solutions" / a / f"{a}.ipynb"))
+    answers |= Assignment.at(ROOT, a).mistakes()[mistake]["cells"]
+    path = tmp_path / f"{a}.ipynb"
+    nbformat.write(filled(read_nb(ROOT / "exercises" / a / f"{a}.ipynb"), answers), path)
+    for shipped in (ROOT / "exercises" / a).glob("*.py"):  # inputs.py: the notebook imports it
+        shutil.copy(shipped, tmp_path)
+    rc, out = validate(path)
+    reason = next((line for line in out.splitlines() if line.startswith("1. ")), "")
+    assert rc == 1 and f", test {grade_id}: AssertionError: " in reason, out[:2000]
+    assert all(phrase in reason for phrase in visible), f"validate says, for {mistake}: {reason}"
