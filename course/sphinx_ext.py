@@ -127,13 +127,15 @@ def _page_assets(app, pagename, templatename, context, doctree):
         app.add_js_file("static_demo.js", priority=601, loading_method="defer")
 
 
+# what a page embeds for its download links: an exercise's notebook and the inputs.py its tests import
+DOWNLOADS_EMBEDDED = (".ipynb", ".py")
 _DOWNLOAD_HREF = re.compile(r'<a class="reference download internal"[^>]*href="((?:\.\./)*_downloads/([^"]+))"')
 
 
 def _embed_downloads(app, pagename, templatename, context, doctree):
-    """A page that offers notebooks for download carries a copy of each (base64) and file_downloads.js, which
-    saves that copy when the page was opened from disk: there browsers ignore a link's `download` attribute
-    and show a notebook as raw JSON. Over http(s) the ordinary link is used."""
+    """A page that offers notebooks (and an exercise's inputs.py) for download carries a copy of each (base64)
+    and file_downloads.js, which saves that copy when the page was opened from disk: there browsers ignore a
+    link's `download` attribute and show a notebook as raw JSON. Over http(s) the ordinary link is used."""
     body = context.get("body", "")
     links = _DOWNLOAD_HREF.findall(body)
     if not links:
@@ -142,7 +144,7 @@ def _embed_downloads(app, pagename, templatename, context, doctree):
     files = {}
     for href, dest in links:
         source = sources.get(urllib.parse.unquote(dest))
-        if source is not None and source.suffix == ".ipynb" and source.is_file():
+        if source is not None and source.suffix in DOWNLOADS_EMBEDDED and source.is_file():
             files[href] = base64.b64encode(source.read_bytes()).decode("ascii")
     if files:
         data = json.dumps(files).replace("</", "<\\/")  # never closes the script element early

@@ -122,15 +122,20 @@ def test_download_links_carry_their_notebooks(tmp_path):
     nb = tmp_path / "exercises" / "a" / "a.ipynb"
     nb.parent.mkdir(parents=True)
     nb.write_text('{"cells": []}')
+    inputs = nb.parent / "inputs.py"  # the exercise's inputs, which its setup cell imports: embedded too
+    inputs.write_text("def padding_mask(): ...\n")
     added = []
     app = SimpleNamespace(srcdir=str(tmp_path), add_js_file=lambda name, **kw: added.append(name),
-                          env=SimpleNamespace(dlfiles={"exercises/a/a.ipynb": ({"page"}, "0123/a.ipynb")}))
-    href = "../_downloads/0123/a.ipynb"
-    context = {"body": f'<p><a class="reference download internal" download="" href="{href}">a</a></p>'}
+                          env=SimpleNamespace(dlfiles={"exercises/a/a.ipynb": ({"page"}, "0123/a.ipynb"),
+                                                       "exercises/a/inputs.py": ({"page"}, "4567/inputs.py")}))
+    href, href_py = "../_downloads/0123/a.ipynb", "../_downloads/4567/inputs.py"
+    context = {"body": f'<p><a class="reference download internal" download="" href="{href}">a</a>'
+                       f'<a class="reference download internal" download="" href="{href_py}">inputs.py</a></p>'}
     sphinx_ext._embed_downloads(app, "chapters/x", None, context, None)
     data = re.search(r'<script type="application/json" id="bert-file-downloads">(.*?)</script>',
                      context["body"]).group(1)
     assert base64.b64decode(json.loads(data)[href]) == nb.read_bytes()
+    assert base64.b64decode(json.loads(data)[href_py]) == inputs.read_bytes()
     assert added == ["file_downloads.js"]
     plain = {"body": "<p>no downloads</p>"}
     sphinx_ext._embed_downloads(app, "chapters/y", None, plain, None)
