@@ -71,6 +71,16 @@ def formula_key(tex: str) -> str:
     return re.sub(r"\s+", "", _TEX_WORDS.sub(r"\\text{}", tex))
 
 
+def emphasis(text: str) -> list[str]:
+    """The message's bold and italic spans as CommonMark reads them ("strong", "em" in order). A delimiter next
+    to CJK text and punctuation is not one (``即**{term}`x`**`` stays literal asterisks), so a translation that
+    keeps its asterisks can still lose its bold."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parseInline(ROLE.sub("`r`", text))
+    return [t.type[:-5] for tok in tokens for t in tok.children or [] if t.type in ("strong_open", "em_open")]
+
+
 def kept(msgid: str) -> dict[str, list]:
     """Everything of a message that its translation must keep, each kind as a sorted list: the roles (name and
     target; glue references among them), the formulas, the inline code, the link targets, the placeholders."""

@@ -86,6 +86,25 @@ def test_translations_keep_roles_formulas_code_and_placeholders():
     assert not wrong, "\n".join(wrong)
 
 
+def test_the_checker_sees_bold_lost_next_to_chinese():
+    assert i18n.emphasis("the **{term}`causal mask <Causal mask>`**.") == ["strong"]
+    assert i18n.emphasis("即**{term}`因果掩码 <Causal mask>`**。") == []  # CommonMark: not a delimiter run here
+    assert i18n.emphasis("即 **{term}`因果掩码 <Causal mask>`**。") == ["strong"]
+
+
+def test_translations_keep_bold_and_italics():
+    """A translation may add emphasis (the glossary's Chinese headwords) but not lose any: next to Chinese text a
+    "**" that is not a delimiter run stays on the page as two asterisks."""
+    from collections import Counter
+
+    lost = []
+    for page, entry in translated_entries():
+        have, want = Counter(i18n.emphasis(entry.msgstr)), Counter(i18n.emphasis(entry.msgid))
+        if want - have:
+            lost.append(f"{page}: {dict(want - have)} lost in {entry.msgstr[:80]!r}")
+    assert not lost, "\n".join(lost)
+
+
 # ---------------------------------------------------------------------------------------------- the terms
 def test_the_term_table_is_well_formed():
     rows = i18n.terms()
