@@ -15,7 +15,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
                                     IgnorePattern, LimitOutput, OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
 from bertgrader.config import configure
-from bertgrader.preprocessors import CleanSubmission, SafeFeedback, TrustedExecute
+from bertgrader.preprocessors import CleanSubmission, LatePenaltyAgain, SafeFeedback, TrustedExecute
 
 c = get_config()  # noqa: F821 (provided by nbgrader when it loads this file)
 
@@ -54,9 +54,9 @@ c.Autograde.sanitize_preprocessors = [CleanSubmission, ClearOutput, DeduplicateI
 c.Autograde.autograde_preprocessors = [TrustedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
                                        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 # Feedback: inert outputs only, markdown sanitised, so a student cannot put live script into a page.
-# nbgrader's AssignLatePenalties again before GetGrades: autograde sets a late penalty from the score then, and a
-# score given by hand later (a written answer graded in Formgrader) would escape it ("zero": late work scores 0).
-c.GenerateFeedback.preprocessors = [SafeFeedback, AssignLatePenalties, GetGrades, CSSHTMLHeaderPreprocessor]
+# nbgrader's AssignLatePenalties again before GetGrades (LatePenaltyAgain): autograde sets a late penalty from the
+# score then, and a score given by hand later (a written answer graded in Formgrader) would escape it.
+c.GenerateFeedback.preprocessors = [SafeFeedback, LatePenaltyAgain, GetGrades, CSSHTMLHeaderPreprocessor]
 c.HTMLExporter.sanitize_html = True
 # ... and nothing from the network: nbgrader's template loads MathJax from a CDN; this exporter puts an
 # installed MathJax inside the page instead, on pages with a formula (bertgrader/feedback.py).

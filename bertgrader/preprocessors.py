@@ -33,7 +33,7 @@ import nbformat
 import torch
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
-from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from nbgrader.preprocessors import AssignLatePenalties, Execute, NbGraderPreprocessor
 from traitlets import Enum, Integer, List, Unicode
 
 from bertgrader import checks
@@ -502,6 +502,16 @@ def _inert_markdown(cell):
         source = _SCRIPT_SCHEME.sub(lambda m: "script-removed" + m.group(1) + ":", clean_html(source))
     cell.source = source
     return cell
+
+
+class LatePenaltyAgain(AssignLatePenalties):
+    """nbgrader's AssignLatePenalties, run again by generate_feedback before GetGrades (nbgrader_config.py):
+    autograde set the late penalty from the score then, and a score given by hand since (a written answer
+    graded in Formgrader) must not escape it. Only the display_data_priority setting is added, as on
+    SafeFeedback (nbconvert sets it on every preprocessor of the exporter; traitlets warned without it)."""
+
+    display_data_priority = List(NbGraderPreprocessor.class_traits()["display_data_priority"].default_value
+                                 ).tag(config=True)
 
 
 class SafeFeedback(NbGraderPreprocessor):
