@@ -88,7 +88,7 @@ def test_lab_in_the_workspace_has_no_instructor_tools(tmp_path):
     extra = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
     env = dict(os.environ, HOME=str(tmp_path), PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     lab = subprocess.Popen([sys.executable, "-m", "bertgrader.student", "lab", str(work), "--", "--no-browser",
-                            f"--port={port}", "--ServerApp.token=", "--ServerApp.password=", *extra],
+                            f"--port={port}", "--IdentityProvider.token=", *extra],
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            start_new_session=True)
     try:
