@@ -180,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     root = Path(args.root).resolve()
     todo = args.assignments or stale(root)
-    if args.check:
+    if args.check:  # of the assignments named (default: all), those whose signatures are stale
+        todo = stale(root, args.assignments or None)
         print("\n".join(todo) or "every assignment's mistake signatures are current")
         return 1 if todo else 0
     if not todo:

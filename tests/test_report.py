@@ -94,6 +94,19 @@ def test_only_the_graders_verdict_on_a_graded_test_cell_is_read():
     assert named.failures(nb) == {"test_a": "expected 3, got 4"}
 
 
+def test_check_names_only_the_stale_among_the_assignments_it_is_given(tmp_path, capsys):
+    """`python -m bertgrader.mistakes --check A B`: of A and B, those whose signatures are stale (it listed
+    every name given, stale or not)."""
+    a, b = assignments(REPO)[:2]
+    for x in (a, b):
+        shutil.copytree(REPO / "solutions" / x, tmp_path / "solutions" / x)
+    stored = json.loads((REPO / named.SIGNATURES).read_text())
+    (tmp_path / named.SIGNATURES).write_text(json.dumps({a: stored[a]}))  # b's missing: stale
+    assert named.main(["--root", str(tmp_path), "--check", a]) == 0
+    assert named.main(["--root", str(tmp_path), "--check", a, b]) == 1
+    assert capsys.readouterr().out.split()[-1] == b
+
+
 def test_the_stored_signatures_are_current_and_agree_with_mistakes_py():
     stale = named.stale(REPO)
     assert not stale, (f"solutions/mistake_signatures.json is stale for {stale}: their source, hidden tests or "
