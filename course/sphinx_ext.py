@@ -341,8 +341,11 @@ def _untranslated_transform():
             missing = []
             for node, msg in extract_messages(self.document):
                 if any(isinstance(a, nodes.docinfo) or isinstance(a, nodes.field_list) and a.parent is self.document
+                       or {"cell_output", "pasted-math", "pasted-text"} & set(a.get("classes", ()))
                        for a in _ancestors(node)):
-                    continue  # the page's front matter (jupytext's header; docinfo later), which no reader sees
+                    # the page's front matter (jupytext's header), which no reader sees; a cell's output or a glued
+                    # value (a formula a cell computed): not in the catalogue (their translation is a later phase)
+                    continue
                 if node.get("translated") or node.get("course_translated"):
                     need, done = need + 1, done + 1
                 elif i18n.needs_translation(msg):
