@@ -501,8 +501,8 @@ def _write_progress(app, exception):
 
     if exception is None and _is_translation(app.config) and app.builder.format == "html":
         progress = {d: v for d, v in sorted(getattr(app.env, "course_translation", {}).items()) if d in app.env.all_docs}
-        i18n.PROGRESS.parent.mkdir(parents=True, exist_ok=True)
-        i18n.PROGRESS.write_text(json.dumps(progress, indent=1) + "\n", encoding="utf-8")
+        # beside the build's html folder: _build/zh_CN/translation_progress.json for make book's (i18n.PROGRESS)
+        (Path(app.outdir).parent / i18n.PROGRESS.name).write_text(json.dumps(progress, indent=1) + "\n", encoding="utf-8")
 
 
 def _repository_button(app, config):
