@@ -24,7 +24,8 @@ one cell per `# %%` header. The header says what nbgrader makes of the cell:
     # %% solution <grade_id>         the student writes this; ### BEGIN/END SOLUTION mark the answer
     # %% tests <grade_id> points=<n> graded, read-only: the visible tests; HIDDEN_NOTE is put after them
                                      (the hidden tests are the function <grade_id> of hidden_tests.py)
-    # %% written <grade_id> points=<n>  a written answer, graded by hand in Formgrader: a markdown cell whose
+    # %% [markdown] written <grade_id> points=<n>
+                                     a written answer, graded by hand in Formgrader: a markdown cell whose
                                      ### BEGIN/END SOLUTION region holds the rubric and a full answer (the
                                      release shows "YOUR ANSWER HERE"; Formgrader shows the grader the rubric)
 
@@ -142,7 +143,8 @@ def to_notebook_cell(cell: Cell, path: Path):
     code = cell.code
     if kind != "[markdown]" and "### BEGIN HIDDEN TESTS" in code:
         raise SourceError(f"{where}: hidden tests belong in hidden_tests.py, never in the notebook")
-    allowed = {"tests": {"points"}, "written": {"points"}}.get(kind, set())
+    written = kind == "[markdown]" and ids[:1] == ["written"]
+    allowed = {"points"} if written or kind == "tests" else set()
     if set(cell.options) - allowed:
         raise SourceError(f"{where}: unknown option(s) {sorted(set(cell.options) - allowed)} for a {kind} cell")
     if kind == "[markdown]" and not ids:
@@ -165,18 +167,19 @@ def to_notebook_cell(cell: Cell, path: Path):
             raise SourceError(f"{where}: a graded test cell keeps at least one visible assert")
         return nbformat.v4.new_code_cell(code + "\n\n" + HIDDEN_NOTE, metadata=_nbgrader(
             ids[0], grade=True, solution=False, locked=True, points=_points(cell.options["points"], where)))
-    if kind == "written" and len(ids) == 1:
+    if written and len(ids) == 2:
         if "points" not in cell.options:
-            raise SourceError(f"{where}: a written answer says what it is worth: `# %% written {ids[0]} points=N`")
+            raise SourceError(f"{where}: a written answer says what it is worth: "
+                              f"`# %% [markdown] written {ids[1]} points=N`")
         text = _markdown(cell, where)
         if not re.search(r"^### BEGIN SOLUTION$.+^### END SOLUTION$", text, re.M | re.S):
             raise SourceError(f"{where}: put the rubric and a full answer between `# ### BEGIN SOLUTION` and "
                               f"`# ### END SOLUTION` lines (the release replaces them by the student's box)")
         return nbformat.v4.new_markdown_cell(text, metadata=_nbgrader(
-            ids[0], grade=True, solution=True, locked=False, points=_points(cell.options["points"], where)))
+            ids[1], grade=True, solution=True, locked=False, points=_points(cell.options["points"], where)))
     raise SourceError(f"{where}: unknown cell header `# %% {' '.join(cell.header)}`; expected `[markdown]`, "
                       f"nothing, `setup`, `solution <grade_id>`, `tests <grade_id> points=N` or "
-                      f"`written <grade_id> points=N`")
+                      f"`[markdown] written <grade_id> points=N`")
 
 
 def _shown(path: Path) -> Path:

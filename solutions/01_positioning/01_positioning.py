@@ -155,7 +155,7 @@ print("GPT\n", causal_padded_visibility(mask)[0].int())
 # page.
 
 
-# %% written explain_generation points=2
+# %% [markdown] written explain_generation points=2
 # ### BEGIN SOLUTION
 # **Rubric (2 points; the grader's, never released).**
 # - 1 point: in BERT a token's vector depends on the tokens to its right (part 1: every query row sees every

@@ -284,7 +284,7 @@ else:
 # page.
 
 
-# %% written explain_scaling points=2
+# %% [markdown] written explain_scaling points=2
 # ### BEGIN SOLUTION
 # **Rubric (2 points; the grader's, never released).**
 # - 1 point: the size of a dot product grows with the head width: for entries of mean 0 and variance 1 the

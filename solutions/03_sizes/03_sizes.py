@@ -202,7 +202,7 @@ for name, n in counts.items():
 # page.
 
 
-# %% written explain_embedding_share points=2
+# %% [markdown] written explain_embedding_share points=2
 # ### BEGIN SOLUTION
 # **Rubric (2 points; the grader's, never released).**
 # - 1 point: the word-embedding table costs $V \times H$: linear in the width, independent of the depth,

@@ -189,7 +189,7 @@ else:
 # page.
 
 
-# %% written explain_sum points=2
+# %% [markdown] written explain_sum points=2
 # ### BEGIN SOLUTION
 # **Rubric (2 points; the grader's, never released).**
 # - 1 point: adding keeps the width at $H$, so every layer after it keeps its size (a concatenation would be

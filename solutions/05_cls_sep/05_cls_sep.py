@@ -177,7 +177,7 @@ assert torch.allclose(got, expected, atol=1e-5), (
 # page.
 
 
-# %% written explain_cls points=2
+# %% [markdown] written explain_cls points=2
 # ### BEGIN SOLUTION
 # **Rubric (2 points; the grader's, never released).**
 # - 1 point: being first does not matter: with bidirectional attention every token sees all the others, so

@@ -159,7 +159,7 @@ assert torch.equal(got[0, 0], expected), (
 # page.
 
 
-# %% written explain_additive points=2
+# %% [markdown] written explain_additive points=2
 # ### BEGIN SOLUTION
 # **Rubric (2 points; the grader's, never released).**
 # - 1 point: adding a huge negative number makes $e^{s}$ of the hidden keys vanish, and the softmax's own

@@ -252,7 +252,7 @@ else:
 # page.
 
 
-# %% written explain_selected points=2
+# %% [markdown] written explain_selected points=2
 # ### BEGIN SOLUTION
 # **Rubric (2 points; the grader's, never released).**
 # - 1 point: at an unselected position the answer is in the input: scoring it rewards copying input to

@@ -255,7 +255,7 @@ for scheme, corrupted in [("80/10/10", inputs), ("100% [MASK]", all_mask)]:
 # page.
 
 
-# %% written explain_80_10_10 points=2
+# %% [markdown] written explain_80_10_10 points=2
 # ### BEGIN SOLUTION
 # **Rubric (2 points; the grader's, never released).**
 # - 1 point: `[MASK]` never appears at fine-tuning time, where every position shows its real word: with

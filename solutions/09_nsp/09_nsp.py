@@ -264,7 +264,7 @@ for tokens_a, tokens_b, label in make_nsp_pairs(documents, random.Random(3)):
 # page.
 
 
-# %% written explain_topic points=2
+# %% [markdown] written explain_topic points=2
 # ### BEGIN SOLUTION
 # **Rubric (2 points; the grader's, never released).**
 # - 1 point: a NotNext B comes from another document, so it is usually on another topic: the model can tell

@@ -310,7 +310,7 @@ print("answer:", tokenizer.decode(enc["input_ids"][0, start:end + 1].tolist()))
 # page.
 
 
-# %% written explain_span points=2
+# %% [markdown] written explain_span points=2
 # ### BEGIN SOLUTION
 # **Rubric (2 points; the grader's, never released).**
 # - 1 point: the two argmaxes are chosen independently, so they can give an end before the start, a span

@@ -344,7 +344,7 @@ for step in range(40):
 # page.
 
 
-# %% written explain_initial_loss points=2
+# %% [markdown] written explain_initial_loss points=2
 # ### BEGIN SOLUTION
 # **Rubric (2 points; the grader's, never released).**
 # - 1 point: an untrained model guesses about uniformly: $\ln V$ for each masked position (uniform over the
