@@ -1,8 +1,11 @@
 """The course server's whole term in one assignment (issue 29 §1): `python -m bertgrader.hub start` with real local
 accounts (an instructor, three students: alice honest, bob who cheats, carol late), the students driven in headless
 Chromium through JupyterLab's own Assignments pane (Fetch, Validate, Submit, Fetch Feedback) with every request
-but localhost's blocked, the instructor's steps as nbgrader commands run as the instructor, and then: every grade
-right, the late penalty applied, each student's feedback with that student only, nothing of another's readable.
+but localhost's blocked, the instructor in Chromium too, through Formgrader's own buttons (Release, Collect, each
+submission's Autograde, written answers graded and a part's score adjusted by hand with comments, Generate and
+Release Feedback; the assignment generated, the due date set and the grades exported by nbgrader commands run as
+the instructor), and then: every grade right, the late penalty applied, each student's feedback (with the
+instructor's scores and comments) with that student only, nothing of another's readable.
 
 The term needs root (it creates accounts) and Chromium, and takes minutes (docs/course-server.md has the
 figures); the checks start makes before any work are tested first, anywhere.
@@ -13,6 +16,7 @@ import csv
 import datetime
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -37,6 +41,10 @@ ALICE, BOB, CAROL, TEACHER = "t29alice", "t29bob", "t29carol", "t29teacher"
 # tests (other T) do not
 CHEAT = ("def causal_visibility(T):\n"
          "    return torch.tensor([[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]], dtype=torch.bool)\n")
+# what the instructor types into Formgrader's comment boxes (no quotes: the feedback page escapes them)
+COMMENTS = {ALICE: "Right: generation sees only the past. Say also why the future is masked during training.",
+            BOB: "The mask is named but not explained: which tokens does a generated token see, and why?",
+            "adjusted": "Right, but built with a Python loop over T: torch.tril does it in one call. One point off."}
 TIMINGS: dict[str, float] = {}  # step -> seconds, summed over the students; printed at the end
 
 
@@ -197,6 +205,57 @@ def fetch_feedback(page) -> None:
         page.wait_for_selector("#submitted_assignments_list a:has-text('view feedback')")
 
 
+def formgrader(page, hub, where: str = "") -> None:
+    """Formgrader's page ``where`` in the instructor's own tab (JupyterHub forbids it in JupyterLab's frame)."""
+    page.goto(f"{hub['url']}/user/{TEACHER}/formgrader{where}")
+
+
+def formgrader_button(page, hub, where: str, row: str, column: str, says: str) -> None:
+    """On Formgrader's page ``where``, the button in ``column`` of the table's row that names ``row``, clicked;
+    Formgrader's dialog (shown once the server has done it) must say ``says``, and its OK closes it."""
+    formgrader(page, hub, where)
+    page.locator("tbody tr", has_text=row).locator(f"td.{column} a").click()
+    dialog = page.wait_for_selector(".modal-dialog:visible")
+    said = dialog.inner_text()
+    assert says in said, said
+    page.locator(".modal-footer button", has_text="OK").click()
+    page.wait_for_selector(".modal-dialog", state="detached")
+
+
+def assignment_button(page, hub, column: str, says: str) -> None:
+    """Manage Assignments: the assignment's Release, Collect, Generate Feedback or Release Feedback button."""
+    with timed(f"instructor: Formgrader, {column}"):
+        formgrader_button(page, hub, "/manage_assignments", A, column, says)
+
+
+def grade_by_hand(page, hub, student: str, scores: dict[str, str], comments: dict[str, str]) -> None:
+    """In Formgrader as docs/course-server.md says: Manual Grading, the assignment, its notebook, the student's
+    submission (marked "Needs manual grade?"); each score typed into its box and each comment into the box under
+    its answer, each saved when the box is left (Formgrader's PUT answered)."""
+    formgrader(page, hub)
+    page.get_by_role("link", name="Manual Grading", exact=True).click()  # in its menu
+    page.get_by_role("link", name=A, exact=True).click()  # the assignment
+    page.wait_for_url(f"**/formgrader/gradebook/{A}")
+    page.get_by_role("link", name=A, exact=True).click()  # its notebook: the submissions
+    page.wait_for_url(f"**/formgrader/gradebook/{A}/{A}")
+    page.wait_for_function("document.querySelectorAll('td.name a.name-shown').length >= 3")  # filled by its script
+    page.click("#toggle_names")  # "Show All Names"
+    row = page.locator("tr", has=page.locator("td.name a.name-shown", has_text=student))
+    assert row.locator("td.needs-manual-grade .glyphicon-ok").count() == 1, student  # the written answer waits
+    row.locator("td.name a.name-shown").click()
+    page.wait_for_selector(".grader-rubric")  # the rubric shown to the grader, above the written answer
+    # the boxes answer once Formgrader's script has fetched this submission's scores and comments
+    page.wait_for_function("window.formgrader && formgrader.grades && formgrader.grades.loaded && "
+                           "formgrader.comments && formgrader.comments.loaded")
+    for box, typed in [*((f"#{g}", v) for g, v in scores.items()),
+                       *((f"#{g}-comment", v) for g, v in comments.items())]:
+        api = "/formgrader/api/" + ("comment/" if box.endswith("-comment") else "grade/")
+        with page.expect_response(lambda r: api in r.url and r.request.method == "PUT") as saved:
+            page.fill(box, typed)
+            page.press(box, "Tab")  # leaving the box saves it
+        assert saved.value.ok, (student, box, saved.value.status, saved.value.text()[:500])
+
+
 @pytest.mark.parametrize("argv, says", [
     (["--students", "Alice,bob", "--instructor", "teacher"], "not usable as an account name and nbgrader id: ['Alice']"),
     (["--students", "bob,bob", "--instructor", "teacher"], "named twice: ['bob']"),
@@ -255,7 +314,10 @@ def test_a_busy_port_and_a_taken_account_are_refused():
 def test_a_term_on_the_course_server(hub, browser):
     settings, exchange = hub["settings"], Path(hub["settings"]["exchange_course"])
     instructor(hub, f"nbgrader generate_assignment {A} --force")  # into the gradebook (and its release rebuilt)
-    instructor(hub, f"nbgrader release_assignment {A}")
+    with timed("instructor: log in, JupyterLab up"):
+        teacher = log_in(browser, hub, TEACHER)
+    assert "Formgrader" in teacher.menu, teacher.menu
+    assignment_button(teacher, hub, "release", f"Successfully released '{A}'")
 
     pages = {ALICE: fetch_work_validate_submit(browser, hub, ALICE),
              BOB: fetch_work_validate_submit(browser, hub, BOB, cheat=True)}
@@ -266,19 +328,29 @@ def test_a_term_on_the_course_server(hub, browser):
     time.sleep(1)
     pages[CAROL] = fetch_work_validate_submit(browser, hub, CAROL)
 
-    instructor(hub, f"nbgrader collect {A}")
+    assignment_button(teacher, hub, "collect", f"Successfully collected submissions of '{A}'")
     course = Path(settings["course_root"])
     for s in (ALICE, BOB, CAROL):  # the hand-in time travels with each submission
         assert (course / "submitted" / s / A / "timestamp.txt").is_file(), s
-    instructor(hub, f"nbgrader autograde {A}")
-    instructor(hub, f"nbgrader generate_feedback {A} --force")
-    instructor(hub, f"nbgrader release_feedback {A}")
+    for s in (ALICE, BOB, CAROL):  # each in the sandbox, as the instructor
+        with timed("instructor: Formgrader, autograde (each)"):
+            formgrader_button(teacher, hub, f"/manage_submissions/{A}", s, "autograde",
+                              f"Successfully autograded '{A}' for student '{s}'")
+
+    # the instructor, in Formgrader: alice's written answer 1.5 of 2 and her test_causal adjusted from 2 to 1, each
+    # with a comment; bob's written answer 0.5; carol's left waiting
+    with timed("instructor: Formgrader, written answers and an adjusted part graded by hand (two submissions)"):
+        grade_by_hand(teacher, hub, ALICE, {"explain_generation": "1.5", "test_causal": "1"},
+                      {"explain_generation": COMMENTS[ALICE], "causal": COMMENTS["adjusted"]})
+        grade_by_hand(teacher, hub, BOB, {"explain_generation": "0.5"}, {"explain_generation": COMMENTS[BOB]})
+    assignment_button(teacher, hub, "generate-feedback", f"Successfully generated feedback of '{A}'")
+    assignment_button(teacher, hub, "release-feedback", f"Successfully released feedback of '{A}'")
     instructor(hub, "nbgrader export --to grades.csv")
     grades = {r["student_id"]: r for r in csv.DictReader((course / "grades.csv").open())}
     got = {s: (float(r["raw_score"]), float(r["late_submission_penalty"]), float(r["score"]))
            for s, r in grades.items()}
-    assert got == {ALICE: (6.0, 0.0, 6.0),   # every part right
-                   BOB: (4.0, 0.0, 4.0),     # the hard-coded part fails the hidden tests
+    assert got == {ALICE: (6.5, 0.0, 6.5),   # every part right: 6, less 1 by hand on test_causal, 1.5 written
+                   BOB: (4.5, 0.0, 4.5),     # the hard-coded part fails the hidden tests: 4, 0.5 written
                    CAROL: (6.0, 6.0, 0.0)}, got  # right, but late: nbgrader's "zero" policy
 
     for s in (ALICE, BOB, CAROL):
@@ -287,9 +359,19 @@ def test_a_term_on_the_course_server(hub, browser):
         found = sorted(Path(f"/home/{s}/{A}/feedback").glob(f"*/{A}.html"))
         assert len(found) == 1, (s, found)
         text = found[0].read_text()
-        # of 8: the 6 autograded points and the written answer's 2, which no one has graded yet (issue 29 §4)
+        # of 8: the 6 autograded points and the written answer's 2 (issue 29 §4)
         assert f"Score: {got[s][0]:.1f} / 8.0" in text or f"Score: {got[s][2]:.1f} / 8.0" in text, (s, text[:2000])
-        assert "Score: awaiting grading / 2.0" in text and "2.0 points await grading by hand" in text, s
+        if s == CAROL:  # not graded by hand yet
+            assert "Score: awaiting grading / 2.0" in text and "2.0 points await grading by hand" in text, s
+        else:  # the written answer's score and the instructor's comment, as typed in Formgrader
+            written = {ALICE: "1.5", BOB: "0.5"}[s]
+            assert f"Score: {written} / 2.0" in text and "await grading by hand" not in text, s
+            assert "Your instructor&#39;s comment:" in text or "Your instructor's comment:" in text, s
+            assert COMMENTS[s] in text, s
+        adjusted = re.search(r"Score adjusted by your instructor:</b>\s*1.0 / 2.0 counts, where the grader gave 2.0",
+                             text)
+        assert bool(adjusted) == (s == ALICE) and (COMMENTS["adjusted"] in text) == (s == ALICE), s
+        assert all(COMMENTS[other] not in text for other in (ALICE, BOB) if other != s), s
         assert os.stat(found[0]).st_uid == os.stat(f"/home/{s}").st_uid  # in the student's own home
         assert all(other not in text for other in (ALICE, BOB, CAROL) if other != s)
 
@@ -313,8 +395,7 @@ def test_a_term_on_the_course_server(hub, browser):
     # and the instructor's tools are not a student's: Formgrader answers the instructor only
     response = pages[BOB].goto(f"{hub['url']}/user/{BOB}/formgrader/manage_submissions/{A}")
     assert response.status == 404, response.status
-    page = log_in(browser, hub, TEACHER)
-    assert "Formgrader" in page.menu, page.menu
+    page = teacher
     response = page.goto(f"{hub['url']}/user/{TEACHER}/formgrader/manage_submissions/{A}")
     assert response.status == 200, response.status
     page.wait_for_function("document.querySelectorAll('.student-id').length >= 3")  # its table, filled by its script
