@@ -227,8 +227,11 @@ class Job:
 def plan() -> list[Job]:
     """What is not stored yet: the runs, then the notebooks; a chapter that reads runs (``READS_RUNS``) after
     them, and executed again when one of them is computed now."""
-    jobs = [Job("run", name, run.cost, run.after) for name, run in runs.RUNS.items() if not runs.is_cached(name)]
-    pending_runs = {j.name for j in jobs}
+    pending_runs = {name for name in runs.RUNS if not runs.is_cached(name)}
+    # a run waits only for the runs computed now: one stored already (the default run, when only a fine-tuning
+    # or experiment 5 is to be computed again) is never "done" in this build, so waiting for it would never end
+    jobs = [Job("run", name, run.cost, tuple(a for a in run.after if a in pending_runs))
+            for name, run in runs.RUNS.items() if name in pending_runs]
     for page in toc_pages():
         after = tuple(sorted(pending_runs.intersection(READS_RUNS.get(page, ()))))
         if after or not notebook_is_cached(page):

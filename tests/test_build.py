@@ -196,6 +196,18 @@ def test_a_chapter_that_reads_a_run_computed_now_executes_after_it(monkeypatch):
     assert build.plan() == []
 
 
+def test_a_run_waits_only_for_the_runs_computed_now(monkeypatch):
+    """The default run stored, experiment 5 and a fine-tuning that build on it not (a build stopped after the
+    default run): they wait for nothing, where waiting for a run no job computes left the build looping
+    forever with nothing running."""
+    pending = {"experiment 5", "docstring_topics pretrained tiny"}
+    monkeypatch.setattr(runs, "is_cached", lambda name: name not in pending)
+    monkeypatch.setattr(build, "notebook_is_cached", lambda page: True)
+    jobs = {j.name: j for j in build.plan()}
+    assert pending <= set(jobs) and all(jobs[name].after == () for name in pending)
+    assert "pretraining" in runs.RUNS["experiment 5"].after  # what it would have waited for
+
+
 def test_progress_of_reads_the_last_state_of_a_bar(tmp_path):
     job = build.Job("run", "x", 1.0)
     job.log = tmp_path / "x.log"
