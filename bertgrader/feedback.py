@@ -150,6 +150,7 @@ def annotate(nb, known: list, grades: dict | None = None, comments: dict | None 
     grades, comments = grades or {}, comments or {}
     shown = identify(known, failures(nb)) if known else []
     answer = None  # the answer cell a test cell tests: the last one before it
+    answer_cells = {}  # grade id: answer cell, whose comment moves to the first part testing it (shown once)
     for cell in nb.cells:
         cell.get("metadata", {}).pop("bertgrader", None)  # a submission's own says nothing here
         meta = cell.get("metadata", {}).get("nbgrader", {})
@@ -163,6 +164,7 @@ def annotate(nb, known: list, grades: dict | None = None, comments: dict | None 
             continue
         if cell.get("cell_type") == "code" and meta.get("solution"):
             answer = gid
+            answer_cells[gid] = cell
         if not is_test_cell(cell):
             continue
         passed, said = verdict(cell)
@@ -173,9 +175,14 @@ def annotate(nb, known: list, grades: dict | None = None, comments: dict | None 
         if g.get("manual_score") is not None or g.get("extra_credit"):
             adjusted = {"auto": g.get("auto_score"), "manual": g.get("manual_score"),
                         "extra_credit": g.get("extra_credit") or 0}
+        comment = ""
+        if answer in answer_cells and comments.get(answer):
+            # beside the verdict, and not again in nbgrader's footer of the answer: GetGrades puts the comment
+            # there after this (the exporter's preprocessors run later), so the template drops it there
+            comment = comments[answer]
+            answer_cells.pop(answer).metadata["bertgrader"] = {"comment_at_part": True}
         cell.metadata.setdefault("bertgrader", {})["part"] = {
-            "passed": passed, "verdict": said, "mistakes": mistakes, "adjusted": adjusted,
-            "comment": comments.get(answer, "") if answer else ""}
+            "passed": passed, "verdict": said, "mistakes": mistakes, "adjusted": adjusted, "comment": comment}
 
 
 def offline_formgrader(c) -> None:

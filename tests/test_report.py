@@ -484,6 +484,7 @@ def test_feedback_pages_carry_what_was_given_by_hand(course):
     assert re.search(rf"Score adjusted by your instructor:</b>\s*1.0 / {most:.1f} counts, where the grader gave 0.0",
                      part), part
     assert BOB_PART_SAYS in part and "failed" in part, "the comment on his answer, beside the grader's verdict"
+    assert pages["bob"].count(BOB_PART_SAYS) == 1, "the comment is shown once (not again under his answer)"
     for s, page in pages.items():
         assert rubric_line.replace("*", "") not in page and "A full answer." not in page, f"{s}'s page shows the rubric"
 
