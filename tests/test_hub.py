@@ -3,8 +3,8 @@ accounts (an instructor, three students: alice honest, bob who cheats, carol lat
 Chromium through JupyterLab's own Assignments pane (Fetch, Validate, Submit, Fetch Feedback) with every request
 but localhost's blocked, the instructor in Chromium too, through Formgrader's own buttons (Release, Collect, each
 submission's Autograde, written answers graded and a part's score adjusted by hand with comments, Generate and
-Release Feedback; the assignment generated, the due date set and the grades exported by nbgrader commands run as
-the instructor), and then: every grade right, the late penalty applied, each student's feedback (with the
+Release Feedback, the student version made by Generate and the due date set in the Edit dialog; only the grades
+exported by an nbgrader command run as the instructor, as Formgrader has no export), and then: every grade right, the late penalty applied, each student's feedback (with the
 instructor's scores and comments) with that student only, nothing of another's readable.
 
 The term needs root (it creates accounts) and Chromium, and takes minutes (docs/course-server.md has the
@@ -222,10 +222,35 @@ def formgrader_button(page, hub, where: str, row: str, column: str, says: str) -
     page.wait_for_selector(".modal-dialog", state="detached")
 
 
+BUTTONS = {"assign": "Generate", "release": "Release", "collect": "Collect",  # Manage Assignments: column -> header
+           "generate-feedback": "Generate Feedback", "release-feedback": "Release Feedback"}
+
+
 def assignment_button(page, hub, column: str, says: str) -> None:
-    """Manage Assignments: the assignment's Release, Collect, Generate Feedback or Release Feedback button."""
-    with timed(f"instructor: Formgrader, {column}"):
+    """Manage Assignments: the assignment's Generate, Release, Collect, Generate Feedback or Release Feedback button."""
+    with timed(f"instructor: Formgrader, {BUTTONS[column]}"):
         formgrader_button(page, hub, "/manage_assignments", A, column, says)
+
+
+def set_due_date(page, hub, due: datetime.datetime) -> None:
+    """Manage Assignments: the assignment's Edit button (a pencil); in its dialog the due date typed into the date
+    field and the time zone (a UTC offset) into its box, Save (Formgrader's PUT answered, the dialog closed); the
+    row's Due Date then shows it, as the gradebook holds it."""
+    with timed("instructor: Formgrader, Edit: the due date"):
+        formgrader(page, hub, "/manage_assignments")
+        page.locator("tbody tr", has_text=A).locator("td.edit a").click()
+        page.wait_for_selector("#edit-assignment-modal .modal-dialog:visible")
+        # a datetime-local field holds seconds only when they are not zero (the value the browser keeps)
+        page.fill("#edit-assignment-modal input.modal-duedate",
+                  due.strftime("%Y-%m-%dT%H:%M:%S" if due.second else "%Y-%m-%dT%H:%M"))
+        page.fill("#edit-assignment-modal input.modal-timezone", due.strftime("%z"))  # +0000
+        with page.expect_response(lambda r: r.url.endswith(f"/formgrader/api/assignment/{A}")
+                                  and r.request.method == "PUT") as saved:
+            page.locator("#edit-assignment-modal button.save").click()
+        assert saved.value.ok, (saved.value.status, saved.value.text()[:500])
+        page.wait_for_selector("#edit-assignment-modal", state="detached")
+    shown = page.locator("tbody tr", has_text=A).locator("td.duedate").inner_text().strip()
+    assert shown == due.strftime("%Y-%m-%d %H:%M:%S UTC"), shown
 
 
 def grade_by_hand(page, hub, student: str, scores: dict[str, str], comments: dict[str, str]) -> None:
@@ -313,23 +338,26 @@ def test_a_busy_port_and_a_taken_account_are_refused():
                     "no student could run the course's environment (start refuses, saying so)")
 def test_a_term_on_the_course_server(hub, browser):
     settings, exchange = hub["settings"], Path(hub["settings"]["exchange_course"])
-    instructor(hub, f"nbgrader generate_assignment {A} --force")  # into the gradebook (and its release rebuilt)
+    course = Path(settings["course_root"])
     with timed("instructor: log in, JupyterLab up"):
         teacher = log_in(browser, hub, TEACHER)
     assert "Formgrader" in teacher.menu, teacher.menu
+    # the student version made from source (solutions/, in the instructor's course) into the gradebook; the copy
+    # start made in exercises/ is rebuilt (Formgrader's Generate forces it), so its file is a new one
+    release_nb = course / "exercises" / A / f"{A}.ipynb"
+    before = release_nb.stat().st_mtime_ns
+    assignment_button(teacher, hub, "assign", f"Successfully created the student version of '{A}'")
+    assert release_nb.stat().st_mtime_ns != before
     assignment_button(teacher, hub, "release", f"Successfully released '{A}'")
 
     pages = {ALICE: fetch_work_validate_submit(browser, hub, ALICE),
              BOB: fetch_work_validate_submit(browser, hub, BOB, cheat=True)}
     # the due date is now (in whole seconds, so a second after bob's hand-in): carol hands in after it
     time.sleep(1.5)
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    instructor(hub, f'nbgrader db assignment add {A} --duedate="{now} UTC"')
-    time.sleep(1)
+    set_due_date(teacher, hub, datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0))
     pages[CAROL] = fetch_work_validate_submit(browser, hub, CAROL)
 
     assignment_button(teacher, hub, "collect", f"Successfully collected submissions of '{A}'")
-    course = Path(settings["course_root"])
     for s in (ALICE, BOB, CAROL):  # the hand-in time travels with each submission
         assert (course / "submitted" / s / A / "timestamp.txt").is_file(), s
     for s in (ALICE, BOB, CAROL):  # each in the sandbox, as the instructor

@@ -99,16 +99,21 @@ def guide(s: dict, url: str) -> str:
     return f"""
 The course server is up: {url}   (passwords: {st}/passwords.txt, one `name:password` a line; Ctrl-C stops it)
 
-Instructor ({s['instructor']}): log in, open a Terminal in JupyterLab, cd {root}, then
-  nbgrader generate_assignment 01_positioning --force    # into the gradebook (Formgrader: Generate)
-  nbgrader db assignment add 01_positioning --duedate="2030-01-31 23:59 UTC"   # a due date: late work is flagged
-  nbgrader release_assignment 01_positioning     # students see it in their Assignments pane
-  nbgrader collect 01_positioning                # hand-ins from the exchange, each with its hand-in time
-  nbgrader autograde 01_positioning              # in the sandbox (late penalty: {s['late_penalty']})
-  Formgrader (review, manual grades): {url}/user/{s['instructor']}/formgrader   (its own tab: JupyterHub forbids
-    the frame JupyterLab would show it in)
-  nbgrader generate_feedback 01_positioning --force && nbgrader release_feedback 01_positioning
-  nbgrader export --to grades.csv
+Instructor ({s['instructor']}): log in, then Formgrader in a tab of its own (JupyterHub forbids the frame JupyterLab
+  would show it in): {url}/user/{s['instructor']}/formgrader, Manage Assignments, on the assignment's row:
+  Generate (a mortarboard)      the student version, made from solutions/ (nbgrader's source folder) into
+                                exercises/ and the gradebook
+  Edit (a pencil)               the due date and its time zone as a UTC offset (+0000), Save: late work is flagged
+  Release (a cloud, arrow up)   students see it in their Assignments pane
+  Collect (a cloud, arrow down) hand-ins from the exchange, each with its hand-in time
+  # Submissions (the number)    Manage Submissions: each one's Autograde (a lightning bolt), in the sandbox
+                                (late penalty: {s['late_penalty']})
+  Manual Grading (its menu)     written answers scored, scores adjusted, comments
+  Generate Feedback (a speech bubble), then Release Feedback (an envelope): students fetch their own page
+  Grades (Formgrader has no export): a Terminal in JupyterLab, cd {root}, nbgrader export --to grades.csv
+  Each button is a command too, in that Terminal: nbgrader generate_assignment 01_positioning --force,
+  nbgrader db assignment add 01_positioning --duedate="2030-01-31 23:59 UTC", nbgrader release_assignment,
+  collect, autograde, generate_feedback --force, release_feedback (docs/course-server.md)
 Each student ({', '.join(s['students'])}): log in, Nbgrader menu > Assignment List: Fetch, open the notebook from
   the Downloaded list, work, Validate, Submit (as often as needed: the last hand-in counts); once feedback is
   released, Fetch Feedback and open it from the Submitted list.
