@@ -145,7 +145,7 @@ def annotate(nb, known: list, grades: dict | None = None, comments: dict | None 
     bert_feedback template shows first; with the gradebook's ``grades`` and ``comments`` (``hand_grades``),
     what the instructor did by hand: a part's score adjusted (its manual score and extra credit) with the
     comment on its answer cell, and each written answer's state (``written_state``), score and comment."""
-    from bertgrader.mistakes import failures, identify
+    from bertgrader.mistakes import failures, groups, identify
 
     grades, comments = grades or {}, comments or {}
     shown = identify(known, failures(nb)) if known else []
@@ -168,8 +168,9 @@ def annotate(nb, known: list, grades: dict | None = None, comments: dict | None 
         if not is_test_cell(cell):
             continue
         passed, said = verdict(cell)
-        mistakes = [{"name": m.name, "title": m.name.replace("_", " "), "why": m.why}
-                    for m in shown if gid in m.messages] if not passed else []
+        # each a group of mistakes that lose the same parts alike: one, or several the messages cannot tell apart
+        mistakes = [[{"name": m.name, "title": m.name.replace("_", " "), "why": m.why} for m in alike]
+                    for alike in groups(shown) if gid in alike[0].messages] if not passed else []
         g = grades.get(gid) or {}
         adjusted = None
         if g.get("manual_score") is not None or g.get("extra_credit"):

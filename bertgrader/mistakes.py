@@ -6,8 +6,10 @@ loses, the grader's message. A submission shows a mistake when every part the mi
 submission too, each with the same message once numbers are taken out (the values a check saw differ from
 one wrong answer to the next; what the check says does not), and without what quotes the student's own
 code (the ``(line N in f: ...)`` the grader adds after an exception). Of two mistakes shown, one whose parts
-are all parts of the other is dropped (the other explains more); two that fail the same parts alike (two
-ways to the same wrong answer) are both named.
+are all parts of the other is dropped (the other explains more). Of mistakes that fail the same parts alike,
+those whose messages agree with the submission's to the number are kept where any does (the hidden inputs
+are the same for everyone, so the same wrong rule gives the same numbers); where the numbers cannot tell
+them apart either, they are named together, as one explanation of which the student's is one (``groups``).
 
 The signatures are computed, never written by hand: ``python -m bertgrader.mistakes --write`` grades every
 mistake once (about 3 s a notebook) and stores them in solutions/mistake_signatures.json, with a digest of
@@ -38,6 +40,7 @@ VERDICT = "CheckFailed"  # the ename of a graded part the hidden tests failed (b
 _NUMBER = re.compile(r"0x[0-9a-f]+|[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?", re.I)
 _SPACE = re.compile(r"\s+")
 _QUOTED_CODE = re.compile(r" \(line # in .*$")  # after normalise: where in the student's code it raised
+_QUOTED_CODE_NUMBERED = re.compile(r" \(line \d+ in .*$")  # the same, numbers kept
 
 
 @dataclass(frozen=True)
@@ -76,11 +79,30 @@ def matches(mistake: Mistake, failed: dict[str, str]) -> bool:
         gid in failed and normalise(failed[gid]) == normalise(msg) for gid, msg in mistake.messages.items())
 
 
+def _exact(message: str) -> str:
+    """A message with its white space collapsed and the student's quoted code line cut off, numbers kept."""
+    return _QUOTED_CODE_NUMBERED.sub("", _SPACE.sub(" ", str(message)).strip())
+
+
 def identify(mistakes: list[Mistake], failed: dict[str, str]) -> list[Mistake]:
-    """The named mistakes a submission's failures show, those explaining the most parts first."""
+    """The named mistakes a submission's failures show, those explaining the most parts first; of those that
+    fail the same parts alike, the ones agreeing to the number where any does."""
     found = [m for m in mistakes if matches(m, failed)]
     found = [m for m in found if not any(set(m.messages) < set(o.messages) for o in found)]
-    return sorted(found, key=lambda m: (-len(m.messages), m.name))
+    kept = []
+    for alike in groups(found):
+        exact = [m for m in alike if all(_exact(failed[g]) == _exact(msg) for g, msg in m.messages.items())]
+        kept += exact or alike
+    return sorted(kept, key=lambda m: (-len(m.messages), m.name))
+
+
+def groups(shown: list[Mistake]) -> list[list[Mistake]]:
+    """The mistakes shown, those that lose the same parts together (in ``shown``'s order): each group is one
+    explanation of a submission's failures, a group of several one that its messages cannot narrow down."""
+    by_parts: dict[frozenset, list[Mistake]] = {}
+    for m in shown:
+        by_parts.setdefault(frozenset(m.messages), []).append(m)
+    return list(by_parts.values())
 
 
 # ----------------------------------------------------------------------------------------------- stored

@@ -178,9 +178,12 @@ def collect(root: Path, assignments: list[str], db_url: str | None = None) -> Cl
                     shown = named.identify(known, failed)
                     for gid in sorted(set(failed) - {g for m in shown for g in m.messages}):
                         report.unexplained[(a, gid)] = report.unexplained.get((a, gid), 0) + 1
-                    for m in shown:
-                        row.mistakes.append(m.name)
-                        entry = report.mistakes.setdefault((a, m.name), {"why": m.why, "students": []})
+                    for alike in named.groups(shown):  # several the messages cannot tell apart: one entry
+                        name = " or ".join(m.name for m in alike)
+                        why = alike[0].why if len(alike) == 1 else " ".join(
+                            f"{m.name.replace('_', ' ')}: {m.why}" for m in alike)
+                        row.mistakes.append(name)
+                        entry = report.mistakes.setdefault((a, name), {"why": why, "students": []})
                         entry["students"].append(s)
                     report.rows.append(row)
     finally:

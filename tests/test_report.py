@@ -71,6 +71,32 @@ def test_a_mistake_explained_by_a_larger_one_is_dropped():
         "labels_after", "same_message_other_way"], "two ways to one wrong answer are both named"
 
 
+def test_mistakes_that_fail_one_part_alike_are_told_apart_by_their_numbers_or_named_together():
+    """01's causal_mask_in_bert and padding_not_masked both lose test_bidirectional with one message but for
+    its numbers: the one whose numbers are the submission's is named alone; where no stored message agrees to
+    the number, every candidate is named, as one group (the feedback page and the report show them as one
+    explanation, not as mistakes the student made each)."""
+    causal = _mistake("causal", test_bidirectional="position 0 attends to 1 of 5 keys; expected 5")
+    padding = _mistake("padding", test_bidirectional="position 0 attends to 4 of 5 keys; expected 5")
+    other = _mistake("other", test_shape="wrong shape (2, 3)")
+    said = "position 0 attends to 4 of 5 keys;\n expected 5"
+    assert [m.name for m in named.identify([causal, padding, other], {"test_bidirectional": said})] == ["padding"]
+    unsure = named.identify([causal, padding, other], {"test_bidirectional": "position 0 attends to 2 of 5 keys; "
+                                                                               "expected 5"})
+    assert [m.name for m in unsure] == ["causal", "padding"]
+    both = named.identify([causal, padding, other], {"test_bidirectional": "position 0 attends to 2 of 5 keys; "
+                                                                              "expected 5", "test_shape": "wrong shape (2, 3)"})
+    assert [[m.name for m in g] for g in named.groups(both)] == [["causal", "padding"], ["other"]]
+
+    from bertgrader.feedback import annotate
+
+    nb = nbformat.v4.new_notebook(cells=[_test_cell("test_bidirectional", [_error(
+        "CheckFailed", "position 0 attends to 2 of 5 keys; expected 5")])])
+    annotate(nb, [causal, padding, other])
+    shown = nb.cells[0].metadata["bertgrader"]["part"]["mistakes"]
+    assert [[m["name"] for m in g] for g in shown] == [["causal", "padding"]], "one group of two candidates"
+
+
 def _test_cell(gid, outputs, points=2):
     cell = nbformat.v4.new_code_cell(f"assert {gid}")
     cell.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": gid, "points": points,
