@@ -405,6 +405,20 @@ def test_canvas_export_needs_a_column_it_can_name(course, tmp_path, capsys):
                     ["smithbob", "340934", "", "", "", "8.00"]]
 
 
+def test_canvas_export_of_a_file_that_is_no_canvas_gradebook_says_so(course, tmp_path, capsys):
+    """A gradebook CSV without Canvas's 'Title (id)' assignment columns: the error says what Canvas's export
+    looks like and where to get it (it said "pass --column with one of none")."""
+    import_zip(course, make_zip(tmp_path / "s.zip", CANVAS[:1]), "canvas", A, None)
+    gradebook(course, {"340934": 8})
+    plain = tmp_path / "grades.csv"
+    plain.write_text("Student,ID,SIS User ID,SIS Login ID,Section,08_masking\nSmith Bob,340934,S001,bsmith,BERT,\n")
+    rc = cli.main(["export", "canvas", "--assignment", A, "--root", str(course), "--out", str(tmp_path / "o"),
+                   "--gradebook", str(plain)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "no column is an assignment's as Canvas writes them, 'Title (12345)'" in err, err
+    assert "one of none" not in err
+
+
 def test_moodle_export_fills_in_the_worksheet_and_zips_feedback_as_moodle_uploads_it(course, tmp_path, capsys):
     z = make_zip(tmp_path / "download.zip", MOODLE)
     ws = moodle_worksheet(tmp_path / "worksheet.csv", WORKSHEET)

@@ -178,8 +178,12 @@ def _canvas_column(cols: list[str], assignment: str, gradebook: Path) -> str:
     named = [c for c in candidates if assignment.lower() in CANVAS_COLUMN.match(c)["title"].lower()]
     if len(named) == 1:
         return named[0]
+    if not candidates:  # not Canvas's gradebook export, or its assignment columns renamed
+        raise ExportError(f"{gradebook}: no column is an assignment's as Canvas writes them, 'Title (12345)' (the "
+                          "assignment's id in parentheses): export the gradebook from Canvas's Grades page "
+                          "(Export, Export Current Gradebook View) and pass that file")
     raise ExportError(f"{gradebook}: {'no' if not named else 'more than one'} assignment column's title holds "
-                      f"{assignment!r}: pass --column with one of {', '.join(map(repr, candidates)) or 'none'}")
+                      f"{assignment!r}: pass --column with one of {', '.join(map(repr, candidates))}")
 
 
 # --------------------------------------------------------------------------------------------- Moodle
