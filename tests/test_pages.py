@@ -488,8 +488,11 @@ def _check_card_stacks(page, tab):
 # 3 21,159 -> 19,507; 4 22,178 -> 21,378; 5 26,860 -> 24,810; 6 26,773 -> 26,006; 7 25,441 -> 24,747; 8 30,409 ->
 # 25,483 (its per-token table 4,790 px of cards, 1,122 as a scrolling table); 9 29,671 -> 29,306; 10 29,483 ->
 # 28,746; 11 43,773 -> 39,580; 12 32,838 -> 32,416 (before §6's table of verdicts, 5d60129, was executed).
-PHONE_HEIGHT_BOUND = {"chapters/02_encoder_layer": 30_000, "chapters/11_pretraining": 44_000,
-                      "chapters/12_experiments": 33_500}
+# Built with §6's verdict table and experiment 4's no-shortcut control, and §4's training step (2026-12-06):
+# chapter 11 40,198 px, chapter 12 33,494 px. Bounds now: those with some lines' room, since their glued numbers
+# and times (computed by each build) change the wrapping of a few lines.
+PHONE_HEIGHT_BOUND = {"chapters/02_encoder_layer": 30_000, "chapters/11_pretraining": 41_000,
+                      "chapters/12_experiments": 34_000}
 
 
 @pytest.mark.parametrize("page", PHONE_HEIGHT_BOUND)

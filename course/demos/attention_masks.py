@@ -178,7 +178,9 @@ def share_plotly(pad_score_1: float, pad_score_2: float):
 
 def effect_caption(with_mask: dict, without_mask: dict, n_pad: int) -> str:
     """The real checkpoint's one line: how far the last layer's real tokens move, with and without the mask."""
-    moved = f"{with_mask['final']:.1e}" if with_mask["final"] else "0"
+    # under 1e-5 is float32's rounding, whose digits change with the number of threads: not printed
+    moved = "0" if not with_mask["final"] else (f"{with_mask['final']:.1e}" if with_mask["final"] >= 1e-5
+                                                 else "under 1e-5 (float32's rounding)")
     return (f"{n_pad} extra [PAD]: the last layer's real tokens move by {moved} with the mask, "
             f"{without_mask['final']:.2f} without it (largest value {with_mask['scale']:.2f})")
 
