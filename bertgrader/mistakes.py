@@ -201,11 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="only list the stale assignments; exit 1 if any")
     args = p.parse_args(argv)
     root = Path(args.root).resolve()
-    todo = args.assignments or stale(root)
     if args.check:  # of the assignments named (default: all), those whose signatures are stale
         todo = stale(root, args.assignments or None)
         print("\n".join(todo) or "every assignment's mistake signatures are current")
         return 1 if todo else 0
+    todo = args.assignments or stale(root)
     if not todo:
         print("every assignment's mistake signatures are current")
         return 0

@@ -261,8 +261,9 @@ def watchdog(seconds: float, what: str, memory_bytes: int | None = None):
 
         def sample():
             while not stop.wait(MEMORY_POLL_SECONDS):
-                if start and resident_bytes() - start > budget:
-                    grown.append(resident_bytes() - start)
+                growth = resident_bytes() - start
+                if start and growth > budget:
+                    grown.append(growth)
                     signal.pthread_kill(main, signal.SIGUSR1)
                     return
 
