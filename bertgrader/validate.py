@@ -12,12 +12,9 @@ from __future__ import annotations
 import functools
 import re
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+from nbconvert.filters.ansi import strip_ansi
+
 _FRAME = re.compile(r"^(?:Cell In\[\d+\], line \d+|File [^\n]*?:\d+), in (\w+)", re.M)
-
-
-def strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text)
 
 
 def reason(cell) -> str:
@@ -52,11 +49,7 @@ def part_of(nb, cell) -> str:
     return f"{heading}, {gid}" if heading and gid else heading or gid or "a cell"
 
 
-def _once(install):
-    return functools.lru_cache(maxsize=1)(install)
-
-
-@_once
+@functools.cache
 def install() -> None:
     from nbgrader.apps.validateapp import ValidateApp
     from nbgrader.validator import Validator
