@@ -53,14 +53,25 @@ def configure_student(c) -> None:
     install()
 
 
+def page_config(student: bool = True) -> str:
+    """labconfig/page_config.json: JupyterLab's news (a request to the internet) off, and for a student
+    nbgrader's instructor tools."""
+    off = dict.fromkeys(["@jupyterlab/apputils-extension:announcements"]
+                        + (INSTRUCTOR_ONLY_PLUGINS if student else []), True)
+    return json.dumps({"disabledExtensions": off, "lockedExtensions": off}, indent=2) + "\n"
+
+
+def server_config() -> str:
+    """jupyter_server_config.json of a student: nbgrader's instructor server extensions off."""
+    return json.dumps({"ServerApp": {"jpserver_extensions": dict.fromkeys(INSTRUCTOR_ONLY_EXTENSIONS, False)}},
+                      indent=2) + "\n"
+
+
 def jupyter_settings(folder: Path) -> None:
     """``folder``/.jupyter: nbgrader's instructor tools off, JupyterLab's news (a request to the internet) off."""
-    off = dict.fromkeys(["@jupyterlab/apputils-extension:announcements"] + INSTRUCTOR_ONLY_PLUGINS, True)
     (folder / "labconfig").mkdir(parents=True, exist_ok=True)
-    (folder / "labconfig" / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": off, "lockedExtensions": off}, indent=2) + "\n")
-    (folder / "jupyter_server_config.json").write_text(json.dumps(
-        {"ServerApp": {"jpserver_extensions": dict.fromkeys(INSTRUCTOR_ONLY_EXTENSIONS, False)}}, indent=2) + "\n")
+    (folder / "labconfig" / "page_config.json").write_text(page_config())
+    (folder / "jupyter_server_config.json").write_text(server_config())
 
 
 def start(workspace: Path, exercises: Path = COURSE / "exercises", refresh: tuple[str, ...] = ()) -> dict:

@@ -2,14 +2,13 @@
 its owner can open, and each person's Jupyter settings (students do not get the instructor's tools)."""
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import secrets
 import subprocess
 from pathlib import Path
 
-from bertgrader.student import INSTRUCTOR_ONLY_EXTENSIONS, INSTRUCTOR_ONLY_PLUGINS  # what a student does not get
+from bertgrader.student import page_config, server_config  # what a student does not get
 
 
 def new_password() -> str:
@@ -79,11 +78,6 @@ def jupyter_settings(name: str, *, course_id: str, exchange: Path, course_root: 
         lines.append('c.ExchangeFactory.submit = "bertgrader.hub.exchange.PrivateSubmit"')
     write_as(name, home / ".jupyter" / "nbgrader_config.py", "\n".join(lines) + "\n")
     # JupyterLab's news asks to fetch from the internet; nobody on the course server needs it
-    off = dict.fromkeys(["@jupyterlab/apputils-extension:announcements"]
-                        + (INSTRUCTOR_ONLY_PLUGINS if course_root is None else []), True)
-    write_as(name, home / ".jupyter" / "labconfig" / "page_config.json",
-             json.dumps({"disabledExtensions": off, "lockedExtensions": off}, indent=2) + "\n")
+    write_as(name, home / ".jupyter" / "labconfig" / "page_config.json", page_config(student=course_root is None))
     if course_root is None:
-        write_as(name, home / ".jupyter" / "jupyter_server_config.json",
-                 json.dumps({"ServerApp": {"jpserver_extensions": dict.fromkeys(INSTRUCTOR_ONLY_EXTENSIONS, False)}},
-                            indent=2) + "\n")
+        write_as(name, home / ".jupyter" / "jupyter_server_config.json", server_config())
