@@ -43,7 +43,7 @@ import torch
 
 from bertgrader.assignment import HIDDEN_TESTS
 from bertgrader.kernel import wire
-from bertgrader.kernel.watch import float_tensors, lift_leaves
+from bertgrader.kernel.watch import float_tensors, lift_leaves, map_tensors
 from bertgrader.remote import EffectFailed, KernelGone, Linearised, StudentError
 
 
@@ -249,18 +249,9 @@ def linearised(fn, *args, **kwargs) -> Linearised:
         rows.append(torch.cat([(g if g is not None else torch.zeros_like(t)).reshape(-1)
                                for g, t in zip(grads, leaves)]))
     jacobian = torch.stack(rows).detach()  # (outputs, inputs)
-    value = _detached(result)
+    value = map_tensors(result, lambda t: t.detach().clone())
     return Linearised(value, {"names": list(inspect.signature(fn).parameters), "wrt": [k for k, _ in inputs],
                               "jacobian": jacobian})
-
-
-def _detached(value):
-    if isinstance(value, torch.Tensor):
-        return value.detach().clone()
-    if isinstance(value, (list, tuple)):
-        items = [_detached(v) for v in value]
-        return items if isinstance(value, list) else tuple(items)
-    return value
 
 
 def same_gradients(remote_fn, reference_fn, *args, output=None, seed: int = 0, rtol: float = 1e-4,

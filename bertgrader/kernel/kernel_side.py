@@ -26,7 +26,8 @@ import traceback
 import torch
 
 from bertgrader.kernel import wire
-from bertgrader.kernel.watch import Watch, arguments, data_or_none, float_tensors, lift_leaves, parameter_names
+from bertgrader.kernel.watch import (Watch, arguments, data_or_none, float_tensors, lift_leaves, map_tensors,
+                                     parameter_names)
 
 MIME = "application/x-bert-grader"
 REQUEST_KEY = "bertgrader.request"  # where the request travels in the execute_request's metadata
@@ -229,15 +230,7 @@ def _linear_part(value, spec: dict, a, k):
     for t in outputs:
         pieces[id(t)] = step[at:at + t.numel()].reshape(t.shape).to(t.dtype)
         at += t.numel()
-
-    def add(v, depth=0):
-        if isinstance(v, torch.Tensor) and id(v) in pieces:
-            return v + pieces[id(v)]
-        if isinstance(v, (list, tuple)) and depth < 4:
-            items = [add(x, depth + 1) for x in v]
-            return items if isinstance(v, list) else tuple(items)
-        return v
-    return add(value)
+    return map_tensors(value, lambda t: t + pieces[id(t)] if id(t) in pieces else t)
 
 
 def _request_in_metadata() -> str:

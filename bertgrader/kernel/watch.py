@@ -228,6 +228,16 @@ def lift_leaves(value, key: str, leaves: dict, depth: int = 0):
     return value
 
 
+def map_tensors(value, fn, depth: int = 0):
+    """``value`` with ``fn(t)`` in place of every tensor ``t`` in it (inside lists and tuples, 4 deep)."""
+    if isinstance(value, torch.Tensor):
+        return fn(value)
+    if isinstance(value, (list, tuple)) and depth < 4:
+        items = [map_tensors(v, fn, depth + 1) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    return value
+
+
 def float_tensors(value, found: list | None = None, depth: int = 0) -> list:
     """The floating-point tensors of a result (a tensor, or tuples and lists of them, 4 deep), in order: what a
     linearised stand-in's Jacobian has a row for, here (the grader, checks.linearised) and in the kernel."""
