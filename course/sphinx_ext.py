@@ -255,6 +255,20 @@ def _serve_narrow(app, pagename, templatename, context, doctree):
     context["body"] = _IMG.sub(picture, body)
 
 
+def _keep_edition(app, doctree, docname):
+    """Each raw HTML output holds its own edition's text only (course/editions.py): the other editions' blocks go
+    before the page, its search index and its size see them."""
+    from docutils import nodes
+
+    from course import editions
+
+    for node in doctree.findall(nodes.raw):
+        text = node.astext()
+        if "<!--edition:" in text:
+            node.children[:] = [nodes.Text(editions.keep(text, app.config.language))]
+            node.rawsource = node.astext()
+
+
 def _reexecuted_pages(app, env, added, changed, removed):
     """The pages whose notebook was executed (into Jupyter Book's cache, by course/build.py) after Sphinx last
     read them: read them again, or the page would keep the old outputs."""
@@ -555,6 +569,7 @@ def setup(app):
     app.add_config_value("course_ext_version", _extension_version(), "env")
     app.connect("builder-inited", _say_which_plotly)
     app.connect("doctree-resolved", _describe_figures)
+    app.connect("doctree-resolved", _keep_edition)
     app.connect("config-inited", _static_path)
     app.connect("config-inited", _repository_button)
     app.connect("config-inited", _language_switch_header)
