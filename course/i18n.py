@@ -56,9 +56,11 @@ _TEX_WORDS = re.compile(r"\\text\w*\{[^{}]*\}")  # \text{if query}: words inside
 
 def role_target(name: str, body: str) -> str:
     """What a role points at, whatever its shown text: `{term}`预训练 <Pretraining>`` and `{term}`Pretraining``
-    both point at ``Pretraining``; a glue role at its key."""
+    both point at ``Pretraining``; a glue role at its key, and a translation's `{glue:md}`key__zh_CN`` (the same
+    cell's value in this edition's language, course/editions.py) at ``key``."""
     m = re.search(r"<([^<>]+)>\s*$", body)
-    return (m.group(1) if m else body).strip()
+    target = (m.group(1) if m else body).strip()
+    return target.removesuffix(f"__{LANGUAGE}") if name.startswith("glue") else target
 
 
 def is_display_math(msgid: str) -> bool:

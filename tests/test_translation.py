@@ -66,6 +66,14 @@ def test_the_checker_sees_each_kind_of_drop():
         assert i18n.kept(bad) != i18n.kept(english), f"dropping a {kind} went unseen: {bad}"
 
 
+def test_a_glue_reference_may_become_its_chinese_key_and_nothing_else():
+    english = "The interval is {glue:md}`exp_wn_said`; $H =$ {glue:text}`bb_H`."
+    assert i18n.kept("区间{glue:md}`exp_wn_said__zh_CN`；$H =$ {glue:text}`bb_H`。") == i18n.kept(english)
+    for other in ("exp_wn_said__en", "exp_e4_said__zh_CN", "exp_wn_said_zh_CN"):
+        assert i18n.kept(f"区间{{glue:md}}`{other}`；$H =$ {{glue:text}}`bb_H`。") != i18n.kept(english), other
+    assert i18n.kept("{term}`x__zh_CN`") != i18n.kept("{term}`x`")  # only a glue key has a Chinese twin
+
+
 def test_a_formula_keeps_its_tex_but_its_words():
     english = "\nM_{ij} = \\begin{cases} 0 & \\text{if query } i \\text{ may see key } j\\\\ -\\infty & \\text{otherwise}\\end{cases}\n"
     chinese = "\nM_{ij} = \\begin{cases} 0 & \\text{若查询 } i \\text{ 能看到键 } j\\\\ -\\infty & \\text{否则}\\end{cases}\n"
