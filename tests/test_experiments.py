@@ -44,15 +44,26 @@ def test_compare_against_a_number_and_its_errors():
         E.compare([0.1, 0.2], [0.2, 0.3], confidence=1.5)
 
 
-@pytest.mark.full  # a minute of training: make check runs it, make test does not
+@pytest.mark.book
 def test_bidirectional_sees_the_cue_on_the_right_and_causal_does_not():
-    r = E.bidirectional(steps=250, seeds=(0,))
-    rows = {row["attention"]: row for row in r["rows"]}
+    """On the book's own run of experiment 1 (``E.bidirectional()``, its default steps and seeds, stored by make book
+    under a key of the code that computes it, so never stale), every seed shows the effect chapter 12 describes.
+    Training it again here took 266 s of make check for one seed; the function's other path, a fresh run in a
+    build worker, is trained by the next test."""
+    from course import runs
+
+    if not runs.is_cached("experiment 1"):
+        pytest.fail("experiment 1 is not stored: run `make book` first (`make check` does)")
+    r = runs.result("experiment 1")
+    seeds = sorted({row["seed"] for row in r["rows"]})
+    assert len(seeds) >= 3 and len(r["rows"]) == 2 * len(seeds), r  # each seed under both masks
     right, left = "animal (cue on the right)", "verb (cue on the left)"
     chance = r["chance"][right]
-    assert rows["bidirectional"][right] > 0.8, rows
-    assert rows["causal"][right] < chance + 0.1, rows  # it cannot see the verb that names the animal
-    assert rows["causal"][left] > 0.8 and rows["bidirectional"][left] > 0.8, rows
+    for seed in seeds:
+        rows = {row["attention"]: row for row in r["rows"] if row["seed"] == seed}
+        assert rows["bidirectional"][right] > 0.8, rows
+        assert rows["causal"][right] < chance + 0.1, rows  # it cannot see the verb that names the animal
+        assert rows["causal"][left] > 0.8 and rows["bidirectional"][left] > 0.8, rows
 
 
 def test_same_seed_same_table_also_in_a_build_worker():
