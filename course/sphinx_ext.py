@@ -477,6 +477,45 @@ def _glue_in_translations():
         module.retrieve_glue_data = retrieve_glue_data
 
 
+GLUE_KEY = "course-glue-"  # a glued value's class names its key: course-glue-<role text> (tests/test_translation.py)
+
+
+def _glue_keys_in_pages():
+    """Every glued value carries its glue reference as a class, course-glue-<key> (with a role's format:
+    course-glue-V:,), in both editions: tests/test_translation.py compares each key's value across them."""
+    from docutils import nodes
+    from myst_nb.ext.glue import directives, roles
+
+    def tagged(made, key):
+        if any(not isinstance(n, nodes.Element) for n in made):  # {glue:md} gives text nodes: one span around
+            made = [nodes.inline("", "", *made)]
+        for n in made:
+            if not isinstance(n, (nodes.system_message, nodes.target)):
+                n["classes"].append(GLUE_KEY + key)
+        return made
+
+    def role(run):
+        def tagging(self):
+            made, messages = run(self)
+            return tagged(made, self.text), messages
+        tagging.course_tagged = True
+        return tagging
+
+    def directive(run):
+        def tagging(self):
+            return tagged(run(self), self.arguments[0])
+        tagging.course_tagged = True
+        return tagging
+
+    for cls in (roles.PasteRoleAny, roles.PasteTextRole, roles.PasteMarkdownRole):
+        if not getattr(cls.run, "course_tagged", False):
+            cls.run = role(cls.run)
+    for cls in (directives.PasteAnyDirective, directives.PasteMarkdownDirective, directives.PasteMathDirective,
+                directives.PasteFigureDirective):
+        if not getattr(cls.run, "course_tagged", False):
+            cls.run = directive(cls.run)
+
+
 def _fast_message_documents(app, config):
     """In the Chinese build, MyST parses every translated message as a document of its own (about 1,800), and each
     parse built docutils' default settings afresh (myst_parser's ``setup_render`` evaluates
@@ -577,6 +616,7 @@ def setup(app):
     for transform in _untranslated_transform():
         app.add_transform(transform)
     _glue_in_translations()
+    _glue_keys_in_pages()
     app.connect("env-purge-doc", _purge_progress)
     app.connect("env-merge-info", _merge_progress)
     app.connect("build-finished", _write_progress)

@@ -81,9 +81,13 @@ def test_a_formula_keeps_its_tex_but_its_words():
     assert i18n.kept(chinese.replace("-\\infty", "0")) != i18n.kept(english)
 
 
-def test_translations_keep_roles_formulas_code_and_placeholders():
+def kept_problems(page: str, entries) -> list[str]:
+    """What the translations of a page's catalogue entries drop or change of their English that is not words
+    (roles, glue references, formulas, code, links, placeholders), one line each naming the page and message."""
     wrong = []
-    for page, entry in translated_entries():
+    for entry in entries:
+        if not entry.msgstr or entry.fuzzy or entry.obsolete or entry.msgstr == entry.msgid:
+            continue
         number = re.match(r"(\d+)\.\s", entry.msgstr)  # Markdown reads "1. ..." as a list: Sphinx drops the translation
         if number:
             wrong.append(f"{page}: {entry.msgstr[:50]!r} starts like a numbered list: write {number.group(1)}\\.")
@@ -91,7 +95,114 @@ def test_translations_keep_roles_formulas_code_and_placeholders():
         if have != want:
             diff = {k: (want.get(k), have.get(k)) for k in want.keys() | have.keys() if want.get(k) != have.get(k)}
             wrong.append(f"{page}: {entry.msgid[:70]!r}: English / translation {diff}")
+    return wrong
+
+
+def test_translations_keep_roles_formulas_code_and_placeholders():
+    wrong = [line for page in PAGES if i18n.catalogue(page).is_file()
+             for line in kept_problems(page, polib.pofile(str(i18n.catalogue(page))))]
     assert not wrong, "\n".join(wrong)
+
+
+def _planted(tmp_path, page: str, change) -> list:
+    """A copy of a page's real catalogue with ``change(entries)`` applied, saved and read back as a .po file."""
+    po = polib.pofile(str(i18n.catalogue(page)))
+    change(po)
+    copy = tmp_path / "planted.po"
+    po.save(str(copy))
+    return polib.pofile(str(copy))
+
+
+def test_a_catalogue_that_drops_a_glue_reference_or_a_placeholder_fails(tmp_path):
+    """Drift planted in a copy of chapter 3's catalogue: one translation types the number its glue reference showed,
+    another loses a formula; the check names the page and both messages (and passes on the real catalogue)."""
+    page = "chapters/03_sizes"
+    real = polib.pofile(str(i18n.catalogue(page)))
+    assert kept_problems(page, real) == []
+    glued = next(e for e in real if "{glue:text}`" in e.msgstr and not e.fuzzy)
+    mathy = next(e for e in real if i18n.INLINE_MATH.search(e.msgstr) and "{glue" not in e.msgid and not e.fuzzy)
+    key = i18n.ROLE.search(glued.msgstr)["body"]
+
+    def plant(po):
+        for e in po:
+            if e.msgid == glued.msgid:
+                e.msgstr = e.msgstr.replace(f"{{glue:text}}`{key}`", "768", 1)
+            if e.msgid == mathy.msgid:
+                m = i18n.INLINE_MATH.search(e.msgstr)
+                e.msgstr = e.msgstr.replace(m.group(0), m["tex"], 1)
+
+    wrong = kept_problems(page, _planted(tmp_path, page, plant))
+    assert len(wrong) == 2, wrong
+    assert any(f"glue:text:{key}" in w and glued.msgid[:70] in w for w in wrong), wrong
+    assert any("formulas" in w and mathy.msgid[:70] in w for w in wrong), wrong
+    assert all(w.startswith(page) for w in wrong)
+
+
+def test_a_changed_placeholder_fails():
+    english = "The {doc}`next chapter <chapters/07_mlm>` has {{ n }} rows, %s and {name}."
+    chinese = "{doc}`下一章 <chapters/07_mlm>` 有 {{ n }} 行，%s 与 {name}。"
+    assert kept_problems("x", [polib.POEntry(msgid=english, msgstr=chinese)]) == []
+    for changed in ("{{ m }}", "%d", "{nom}", "<chapters/08_masking>"):
+        was = {"{{ m }}": "{{ n }}", "%d": "%s", "{nom}": "{name}", "<chapters/08_masking>": "<chapters/07_mlm>"}
+        bad = polib.POEntry(msgid=english, msgstr=chinese.replace(was[changed], changed))
+        assert kept_problems("x", [bad]), f"{changed} went unseen"
+
+
+# ------------------------------------------------------------------------------- every message translated
+ALL_CATALOGUES = sorted((i18n.LOCALE / i18n.LANGUAGE).rglob("*.po"))
+# The exercises' own catalogues (their task text and messages, issue 31 §3) are written by another engineer today:
+# those of assignments 05-11 are expected but may still be partly empty; each such file that is not 100% is an
+# expected failure, strict, so the day it is complete this mark must go.
+PENDING = re.compile(r"LC_MESSAGES/exercises/(0[5-9]|1[01])_")
+
+
+def untranslated(path_name: str, entries) -> list[str]:
+    """Each message with words that has no translation Sphinx would use: empty or fuzzy, named with its file."""
+    missing = []
+    for e in entries:
+        if e.obsolete or not i18n.needs_translation(e.msgid):
+            continue
+        if e.fuzzy:
+            missing.append(f"{path_name}: fuzzy (its English changed): {e.msgid[:90]!r}")
+        elif not e.msgstr:
+            missing.append(f"{path_name}: not translated: {e.msgid[:90]!r}")
+    return missing
+
+
+def _pending_mark(path: Path):
+    rel = path.relative_to(ROOT).as_posix()
+    if PENDING.search(rel) and untranslated(rel, polib.pofile(str(path))):
+        return [pytest.mark.xfail(strict=True, reason="issue 31 §3: assignments 05-11's catalogues are being "
+                                                      "translated today")]
+    return []
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.relative_to(ROOT).as_posix(), marks=_pending_mark(p))
+                                  for p in ALL_CATALOGUES])
+def test_every_catalogue_is_translated(path):
+    """Every .po under locale/zh_CN/ (pages, exercises, what code writes): each message with words is translated
+    and not fuzzy (issue 31 §5: 100% on main)."""
+    rel = path.relative_to(ROOT).as_posix()
+    missing = untranslated(rel, polib.pofile(str(path)))
+    assert not missing, f"{len(missing)} message(s) without a translation:\n" + "\n".join(missing)
+
+
+def test_a_fuzzy_or_empty_message_fails(tmp_path):
+    page = "chapters/05_cls_sep"
+    real = polib.pofile(str(i18n.catalogue(page)))
+    assert untranslated(page, real) == []
+    first, second = [e for e in real if i18n.needs_translation(e.msgid)][:2]
+
+    def plant(po):
+        for e in po:
+            if e.msgid == first.msgid:
+                e.flags.append("fuzzy")
+            if e.msgid == second.msgid:
+                e.msgstr = ""
+
+    missing = untranslated(page, _planted(tmp_path, page, plant))
+    assert missing == [f"{page}: fuzzy (its English changed): {first.msgid[:90]!r}",
+                       f"{page}: not translated: {second.msgid[:90]!r}"]
 
 
 def test_the_checker_sees_bold_lost_next_to_chinese():
@@ -225,3 +336,180 @@ def test_translation_progress_per_page(built):
         assert (marked >= 1) == (p["translated"] < p["messages"]), f"{page}: {marked} marked, {p}"
         lines.append(f"{page:32} {p['translated']:4}/{p['messages']:<4} {i18n.percent(p):5.1f}%")
     print("\ntranslated per page:\n" + "\n".join(lines))
+
+
+# --------------------------------------------------------------- both editions show the same computed numbers
+# One execution, two editions: every glued value, every code cell and every output that does not depend on the
+# language must be the same on the English and the Chinese page. Read from the built HTML: each glued value
+# carries its key as a class (course/sphinx_ext.py, GLUE_KEY), each code cell is a myst-nb div.cell.
+NUMBER = re.compile(r"[-+−]?\d(?:[\d,]*\d)?(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _soup(page_html: str):
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup(page_html, "html.parser").select_one("main") or BeautifulSoup(page_html, "html.parser")
+
+
+def _value(element) -> str | tuple:
+    """What a glued value shows that must not change with the language: its text where it is a number or a
+    formula (no words), its numbers where it has words (a glued sentence may be translated), its image's file."""
+    text = " ".join(element.get_text(" ").split())
+    if not text and element.find("img"):
+        return "img:" + element.find("img")["src"].rsplit("/", 1)[-1]
+    return text if not re.search(r"[^\W\d_]{2,}", text) or element.select_one(".math, mjx-container") \
+        else tuple(sorted(NUMBER.findall(text)))  # a translation may put them in another order
+
+
+def glued_values(page_html: str) -> dict[str, list]:
+    """{glue reference (key and format, as the source writes it): [each value the page shows for it, in order]}."""
+    from course.sphinx_ext import GLUE_KEY
+
+    values: dict[str, list] = {}
+    for element in _soup(page_html).select(f'[class*="{GLUE_KEY}"]'):
+        for cls in element.get("class", []):
+            if cls.startswith(GLUE_KEY):
+                values.setdefault(cls[len(GLUE_KEY):], []).append(_value(element))
+    return values
+
+
+def glue_drift(page: str, english_html: str, chinese_html: str) -> list[str]:
+    """Each glue reference one edition of the page shows and the other lacks, or shows with another value."""
+    english, chinese = glued_values(english_html), glued_values(chinese_html)
+    wrong = []
+    for key in sorted(english.keys() | chinese.keys()):
+        if key not in chinese:
+            wrong.append(f"{page}: the Chinese page lacks the glued {key!r} (English shows {english[key]})")
+        elif key not in english:
+            wrong.append(f"{page}: the English page lacks the glued {key!r} (Chinese shows {chinese[key]})")
+        elif sorted(map(str, english[key])) != sorted(map(str, chinese[key])):
+            wrong.append(f"{page}: the glued {key!r} is {english[key]} in English, {chinese[key]} in Chinese")
+    return wrong
+
+
+def cells(page_html: str) -> list[dict]:
+    """Each code cell of the page: its source as shown, and each output (its kind, and what must be the same in
+    both editions: a printed text whole, an HTML output's numbers, an image's presence)."""
+    found = []
+    for cell in _soup(page_html).select("div.cell"):
+        source = cell.select_one("div.cell_input pre")
+        outputs = []
+        for out in cell.select("div.cell_output > *"):
+            kinds = [c for c in out.get("class", []) if c in ("stream", "text_plain", "text_html", "math")]
+            pre = out.find("pre")
+            if out.find("img") is not None:
+                outputs.append(("image",))
+            elif pre is not None and kinds and kinds[0] in ("stream", "text_plain"):
+                outputs.append((kinds[0], pre.get_text()))
+            else:  # raw HTML a cell displayed (a table, a quiz, a demo): words may be translated, numbers not
+                outputs.append((kinds[0] if kinds else "other", sorted(NUMBER.findall(out.get_text(" ")))))
+        found.append({"source": source.get_text() if source else None, "outputs": outputs})
+    return found
+
+
+def cell_drift(page: str, english_html: str, chinese_html: str) -> list[str]:
+    """Each code cell whose source or language-independent output differs between the editions of the page."""
+    english, chinese = cells(english_html), cells(chinese_html)
+    if len(english) != len(chinese):
+        return [f"{page}: {len(english)} code cells in English, {len(chinese)} in Chinese"]
+    wrong = []
+    for k, (en, zh) in enumerate(zip(english, chinese), 1):
+        where = f"{page}, code cell {k} ({(en['source'] or '(hidden input)').strip().splitlines()[0][:60]!r})"
+        if en["source"] != zh["source"]:
+            wrong.append(f"{where}: its source differs: {en['source']!r} / {zh['source']!r}")
+        elif en["outputs"] != zh["outputs"]:
+            diff = [(a, b) for a, b in zip(en["outputs"], zh["outputs"]) if a != b] or (en["outputs"], zh["outputs"])
+            wrong.append(f"{where}: its outputs differ (English, Chinese): {str(diff)[:400]}")
+    return wrong
+
+
+def _editions(built: Path, page: str) -> tuple[str, str]:
+    return ((built / f"{page}.html").read_text(encoding="utf-8"),
+            (built / i18n.LANGUAGE / f"{page}.html").read_text(encoding="utf-8"))
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", PAGES)
+def test_both_editions_show_the_same_glued_numbers(page, built):
+    english, chinese = _editions(built, page)
+    wrong = glue_drift(page, english, chinese)
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.book
+def test_every_glue_reference_of_the_source_is_on_the_english_page(built):
+    """The keys the check compares are on the pages: each {glue...} reference a page's source writes appears
+    tagged on its English page (a build without course/sphinx_ext.py's tags would compare nothing)."""
+    missing = []
+    for page in PAGES:
+        source = (ROOT / f"{page}.md").read_text(encoding="utf-8")
+        refs = {m["body"] for m in i18n.ROLE.finditer(source) if m["name"].startswith("glue")}
+        refs |= set(re.findall(r"^```\{glue(?::\w+)?\}\s+(\S+)", source, flags=re.M))
+        shown = glued_values(_editions(built, page)[0])
+        missing += [f"{page}: {ref}" for ref in sorted(refs - shown.keys())]
+    assert not missing, "glue references of the source not tagged on the page (rebuild: make book):\n" + "\n".join(missing)
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", PAGES)
+def test_both_editions_run_the_same_code_cells(page, built):
+    english, chinese = _editions(built, page)
+    wrong = cell_drift(page, english, chinese)
+    assert not wrong, "\n".join(wrong)
+
+
+PLANTED_PAGE = "chapters/03_sizes"  # many glued numbers, printed outputs and code cells
+
+
+def test_a_chinese_page_without_a_glued_number_fails(built):
+    """A translation that typed the number instead of its glue reference: in a copy of the Chinese page, one
+    glued value becomes plain text (what Sphinx renders from "768" in the msgstr); the check names page and key."""
+    from course.sphinx_ext import GLUE_KEY
+
+    english, chinese = _editions(built, PLANTED_PAGE)
+    assert glue_drift(PLANTED_PAGE, english, chinese) == []
+    m = re.search(rf'<span class="pasted-text {re.escape(GLUE_KEY)}([^"\s]+)">([^<]*)</span>', chinese)
+    key = m.group(1)
+    if len(glued_values(chinese)[key]) > 1:  # the page shows that key once more: drop every one
+        dropped = re.sub(rf'<span class="pasted-text {re.escape(GLUE_KEY)}{re.escape(key)}">([^<]*)</span>', r"\1",
+                         chinese)
+    else:
+        dropped = chinese.replace(m.group(0), m.group(2), 1)
+    assert glue_drift(PLANTED_PAGE, english, dropped) == [
+        f"{PLANTED_PAGE}: the Chinese page lacks the glued {key!r} (English shows {glued_values(english)[key]})"]
+
+
+def test_a_changed_glued_value_fails(built):
+    english, chinese = _editions(built, PLANTED_PAGE)
+    m = re.search(r'(<span class="pasted-text course-glue-([^"\s]+)">)(\d[\d,]*)</span>', chinese)
+    changed = chinese.replace(m.group(0), f"{m.group(1)}{m.group(3)}1</span>", 1)
+    wrong = glue_drift(PLANTED_PAGE, english, changed)
+    assert len(wrong) == 1 and f"the glued {m.group(2)!r} is" in wrong[0] and f"{m.group(3)}1" in wrong[0], wrong
+    assert glue_drift(PLANTED_PAGE, changed, chinese) != []  # either edition
+
+
+def _edit_first(page_html: str, selector: str, edit) -> str:
+    """A copy of the page with the first text node under ``selector`` that ``edit`` changes, changed."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(page_html, "html.parser")
+    for element in soup.select(selector):
+        for text in element.find_all(string=True):
+            if edit(str(text)) != str(text):
+                text.replace_with(edit(str(text)))
+                return str(soup)
+    raise AssertionError(f"nothing to edit under {selector}")
+
+
+def test_a_changed_code_cell_or_printed_number_fails(built):
+    """In a copy of the Chinese page, a code cell's "=" becomes "+=", or a printed number gains a digit: the
+    check names the page, the cell and what differs."""
+    english, chinese = _editions(built, PLANTED_PAGE)
+    assert cell_drift(PLANTED_PAGE, english, chinese) == []
+    edited = _edit_first(chinese, "div.cell_input pre", lambda t: t.replace("=", "+=", 1) if t.strip() == "=" else t)
+    wrong = cell_drift(PLANTED_PAGE, english, edited)
+    assert len(wrong) == 1 and wrong[0].startswith(f"{PLANTED_PAGE}, code cell ") and "its source differs" in wrong[0]
+    renumbered = _edit_first(chinese, "div.cell_output .stream pre", lambda t: NUMBER.sub(lambda m: m[0] + "7", t, 1))
+    wrong = cell_drift(PLANTED_PAGE, english, renumbered)
+    assert len(wrong) == 1 and "its outputs differ" in wrong[0], wrong
+    assert cell_drift(PLANTED_PAGE, renumbered, chinese) != []  # either edition
