@@ -4,10 +4,13 @@
 # make check  everything: make book, then ruff and every test (what CI runs)
 # make lint   ruff check . (make test and make check run it first)
 # make locale refresh the Chinese edition's translation catalogues (locale/zh_CN/LC_MESSAGES/*.po) from the English
-#             pages: new paragraphs added untranslated, changed ones marked fuzzy (docs/translation.md)
+#             pages, and the exercises' (locale/zh_CN/LC_MESSAGES/exercises/<a>.po, bertgrader's own) from their
+#             sources: new paragraphs added untranslated, changed ones marked fuzzy (docs/translation.md)
 # make benchmarks   speed against transformers, as ratios
-# make notebooks    rebuild solutions/<a>/<a>.ipynb from its source solutions/<a>/<a>.py (docs/exercises.md)
-# make exercises    regenerate exercises/ from solutions/ with nbgrader (rebuilds the notebooks first)
+# make notebooks    rebuild solutions/<a>/<a>.ipynb from its source solutions/<a>/<a>.py, and the Chinese
+#                   solutions/<a>/zh_CN/<a>.ipynb from the same source and its catalogue (docs/exercises.md)
+# make exercises    regenerate exercises/ from solutions/ with nbgrader (rebuilds the notebooks first), and the
+#                   Chinese student versions exercises/zh_CN/<a>/
 # make live        the chapters as notebooks to run in JupyterLab (_build/live/chapters/*.ipynb), made from
 #                  the built book: its numbers, terms and included code in place, the live demos instead of the page's
 # make release     what students get, without solutions/: the built book and exercises/ in _build/release/, checked
@@ -79,6 +82,7 @@ book: $(STAMP) js
 # The translation catalogues from the English pages as they are now (Sphinx's gettext builder, then sphinx-intl).
 locale: $(STAMP)
 	$(PY) -m course.i18n locale
+	$(PY) -m bertgrader.i18n extract
 
 # The book and the student notebooks, without solutions/, scanned for every solution, hidden test and mistake.
 release: book
@@ -117,6 +121,7 @@ notebooks: $(STAMP)
 # Regenerate the student versions in exercises/ from solutions/ (nbgrader needs the venv on PATH).
 exercises: notebooks
 	PATH="$(abspath $(VENV))/bin:$$PATH" nbgrader generate_assignment "*" --force
+	$(PY) -m bertgrader.i18n release
 
 clean:
 	rm -rf _build

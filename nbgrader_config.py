@@ -31,7 +31,8 @@ c.CourseDirectory.release_directory = "exercises"
 # The one other file there, inputs.py (what the tests build their inputs with), is released with the notebook,
 # which imports it, and autograde puts the instructor's copy beside each submission.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*", "[0-9][0-9]_*.py",
-                            "hidden_tests.py", "mistakes.py", "PROPERTIES.md"]
+                            "hidden_tests.py", "mistakes.py", "PROPERTIES.md",
+                            "zh_CN"]  # solutions/<a>/zh_CN/: the Chinese source notebook (bertgrader.i18n release)
 
 # The slowest graded cell takes about 3 s on a 2-core machine running three other jobs
 # (benchmarks/bench_autograde.py); 20 s leaves room for a slower one, and an infinite loop costs 20 s.

@@ -54,6 +54,8 @@ from pathlib import Path
 
 import nbformat
 
+from bertgrader.i18n import ENGLISH, LANGUAGES, gettext as _
+
 HIDDEN_TESTS = "hidden_tests.py"  # in solutions/<a>/: one function per graded cell, named by its grade id
 
 # The first cell of every notebook: bertgrader.kernel.notebook sends warnings and log records to stdout
@@ -62,6 +64,21 @@ SETUP_PREAMBLE = """\
 # Setup (read-only): run this cell first.
 from bertgrader.kernel.notebook import *  # warnings to stdout (nbgrader zeroes a cell that writes to stderr), bertlib_unavailable
 """
+
+
+def setup_preamble(language: str = "en") -> str:
+    """SETUP_PREAMBLE in ``language`` (its comments; the code is the same)."""
+    return (f"# {_('Setup (read-only): run this cell first.', language)}\n"
+            "from bertgrader.kernel.notebook import *  # "
+            f"{_('warnings to stdout (nbgrader zeroes a cell that writes to stderr), bertlib_unavailable', language)}\n")
+
+
+def hidden_note(language: str = "en") -> str:
+    """HIDDEN_NOTE in ``language``."""
+    if language == "en":
+        return HIDDEN_NOTE
+    return "# " + _("The grader also checks this part on new inputs (hidden tests), outside your kernel: passing the "
+                    "visible tests above is necessary, not sufficient.", language)
 STAR_MODULE = Path(__file__).resolve().parent / "kernel" / "notebook.py"  # the preamble's `import *`: its __all__
 
 HIDDEN_NOTE = ("# The grader also checks this part on new inputs (hidden tests), outside your kernel: passing the\n"
@@ -137,7 +154,7 @@ def _markdown(cell: Cell, where: str) -> str:
     return "\n".join(out).strip("\n")
 
 
-def to_notebook_cell(cell: Cell, path: Path):
+def to_notebook_cell(cell: Cell, path: Path, language: str = ENGLISH):
     where = f"{path}:{cell.line}"
     kind, *ids = cell.header or ["code"]
     code = cell.code
@@ -152,7 +169,7 @@ def to_notebook_cell(cell: Cell, path: Path):
     if kind == "code" and not ids:
         return nbformat.v4.new_code_cell(code)
     if kind == "setup" and len(ids) <= 1:
-        body = SETUP_PREAMBLE + ("\n" + code if code.strip() else "")
+        body = setup_preamble(language) + ("\n" + code if code.strip() else "")
         return nbformat.v4.new_code_cell(body.rstrip("\n"), metadata=_nbgrader(
             ids[0] if ids else "setup", grade=False, solution=False, locked=True))
     if kind == "solution" and len(ids) == 1:
@@ -165,7 +182,7 @@ def to_notebook_cell(cell: Cell, path: Path):
             raise SourceError(f"{where}: a tests cell says what it is worth: `# %% tests {ids[0]} points=N`")
         if "assert" not in code:
             raise SourceError(f"{where}: a graded test cell keeps at least one visible assert")
-        return nbformat.v4.new_code_cell(code + "\n\n" + HIDDEN_NOTE, metadata=_nbgrader(
+        return nbformat.v4.new_code_cell(code + "\n\n" + hidden_note(language), metadata=_nbgrader(
             ids[0], grade=True, solution=False, locked=True, points=_points(cell.options["points"], where)))
     if written and len(ids) == 2:
         if "points" not in cell.options:
@@ -217,19 +234,34 @@ class Assignment:
         return self.folder / HIDDEN_TESTS
 
     # --- the notebook, from its source
-    def build_notebook(self) -> nbformat.NotebookNode:
+    def translated_notebook(self, language: str) -> Path:
+        """Where the notebook in ``language`` is: solutions/<a>/<language>/<a>.ipynb (same name, same cells)."""
+        return self.notebook if language == ENGLISH else self.folder / language / self.notebook.name
+
+    def source_text(self, language: str = ENGLISH) -> str:
+        """The source, its messages in ``language`` where its catalogue translates them (bertgrader.i18n)."""
+        text = self.source.read_text(encoding="utf-8")
+        if language == ENGLISH:
+            return text
+        from bertgrader import i18n
+
+        return i18n.translate_source(text, self.source, i18n.translations(self.folder.parents[1], self.name, language))
+
+    def build_notebook(self, language: str = ENGLISH) -> nbformat.NotebookNode:
         path = self.source
         nb = nbformat.v4.new_notebook()
         nb.metadata = {
             "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
             "language_info": {"name": "python"},
         }
-        cells = split_cells(path.read_text(encoding="utf-8"), path)
+        if language != ENGLISH:  # which text the grader shows (bertgrader.i18n.language_of); never a score
+            nb.metadata["bertgrader"] = {"language": language}
+        cells = split_cells(self.source_text(language), path)
         if not cells:
             raise SourceError(f"{path}: no `# %%` cell, so no notebook (the format: docs/exercises.md)")
         seen = set()
         for i, cell in enumerate(cells):
-            nb_cell = to_notebook_cell(cell, path)
+            nb_cell = to_notebook_cell(cell, path, language)
             # Stable ids: a rebuild of an unchanged source is byte-identical.
             nb_cell.id = nb_cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell-{i:02d}"
             if nb_cell.id in seen:
@@ -239,17 +271,23 @@ class Assignment:
         nbformat.validate(nb)
         return nb
 
-    def render(self) -> str:
-        """The .ipynb text built from the source (what build() writes)."""
-        return nbformat.writes(self.build_notebook()) + "\n"
+    def render(self, language: str = ENGLISH) -> str:
+        """The .ipynb text built from the source (what build() writes), in ``language``."""
+        return nbformat.writes(self.build_notebook(language)) + "\n"
 
     def build(self) -> Path:
-        self.notebook.write_text(self.render(), encoding="utf-8")
+        """The notebook, and its copy in each translation (solutions/<a>/<language>/<a>.ipynb)."""
+        for language in (ENGLISH, *LANGUAGES):
+            path = self.translated_notebook(language)
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(self.render(language), encoding="utf-8")
         return self.notebook
 
     def is_stale(self) -> bool:
-        """The committed notebook is missing or differs from what the source builds."""
-        return not self.notebook.is_file() or self.notebook.read_text(encoding="utf-8") != self.render()
+        """A committed notebook (the English or a translation) is missing or differs from what the source builds."""
+        return any(not self.translated_notebook(lang).is_file()
+                   or self.translated_notebook(lang).read_text(encoding="utf-8") != self.render(lang)
+                   for lang in (ENGLISH, *LANGUAGES))
 
     # --- what the notebook says
     def read_notebook(self) -> nbformat.NotebookNode:
