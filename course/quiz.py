@@ -24,6 +24,15 @@ its answer counted from either end, so within the quiz the letters that ``placem
 again: the numeric questions take letters their order allows, the others keep theirs where they can. The
 quiz uses the same letters as before, only assigned to other questions.
 
+Two editions (issue 31 §2, course/editions.py): ``quiz`` displays both editions' HTML from one execution
+(``editions.both``), the page keeping its own. Every question, option, explanation, the title and the fixed
+words ("Show answer", "right", ...) go through ``editions.tr`` (catalogue
+``locale/zh_CN/LC_MESSAGES/outputs/quizzes.po``, msgid the English exactly as the chapter writes it, backticks
+included, each number replaced by a numbered field, ``{0}``, ``{1}``, …: see ``template``; the chapters compute
+some of them); options that are plain numbers ("0.478", "30,522", "15%") or code only (`` `max` ``) are shown as
+they are. The placement is
+computed once, from the English, so both editions put each right answer on the same letter.
+
 Picking an option marks it right or wrong at once (a CSS ``:checked`` rule); a "Show answer" fold
 (``<details>``) holds the answer and the reason. Text may use `backticks` for code; everything else is
 escaped, so a ``<`` in a question is shown, not parsed.
@@ -35,6 +44,8 @@ import html
 import random
 import re
 from collections.abc import Sequence
+
+from course.editions import ENGLISH, both, tr
 
 Question = tuple[str, Sequence[str], "int | str", str]
 
@@ -160,8 +171,8 @@ def _placed(questions: Sequence[Question], key: str) -> list[Question]:
         shared = _assign(targets, {n: list(s) for n, s in numeric.items()})
         if shared is None:
             numeric = {}  # no way to order them all: rotate as usual
-        else:
-            targets = shared
+        else:  # a question with fewer options than the slot it was given takes it modulo its count
+            targets = [t % len(q[1]) for t, q in zip(shared, questions)]
     out = []
     for n, ((question, options, _, why), target, right) in enumerate(zip(questions, targets, rights)):
         options = list(options)
@@ -175,23 +186,57 @@ def _placed(questions: Sequence[Question], key: str) -> list[Question]:
     return out
 
 
+_PLAIN_NUMBER = re.compile(r"^[-+]?[0-9,]*\.?[0-9]+(?:e-?[0-9]+)?\s*%?$")
+_CODE_ONLY = re.compile(r"^\s*(?:`[^`]+`[\s,;]*)+$")  # an option that is code only: the same in every edition
+_DIGITS = re.compile(r"[0-9]+(?:[.,][0-9]+)*")  # 12, 0.85, 30,522: a number as a chapter writes it
+
+
+def template(text: str) -> tuple[str, list[str]]:
+    """``text`` with each number replaced by a numbered field, and the numbers: ("about {0}%", ["15"]). The
+    chapters compute some of their quizzes' numbers (f-strings), so the catalogue holds the template and
+    every edition fills in the same numbers."""
+    numbers: list[str] = []
+
+    def field(m):
+        numbers.append(m.group(0))
+        return f"{{{len(numbers) - 1}}}"
+
+    return _DIGITS.sub(field, text.replace("{", "{{").replace("}", "}}")), numbers
+
+
+def _words(text: str, language: str) -> str:
+    """``text`` in ``language``: its ``template`` through editions.tr, filled with its own numbers; a plain
+    number is the same in every edition."""
+    text = str(text)
+    if language == ENGLISH or _PLAIN_NUMBER.match(text.strip()) or _CODE_ONLY.match(text):
+        return text
+    pattern, numbers = template(text)
+    return tr(pattern, language).format(*numbers)
+
+
 def _inline(text: str) -> str:
     """Escape HTML, then turn `code` into <code>code</code>."""
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(str(text)))
 
 
-def quiz_html(questions: Sequence[Question], title: str | None = None, key: str | None = None) -> str:
-    """The quiz as one HTML string. Radio names are derived from the questions, so two quizzes on a page
-    do not interfere and the same quiz always renders the same HTML. With ``key`` the right answers are
-    placed by ``placement`` (see the module's docstring)."""
+def quiz_html(questions: Sequence[Question], title: str | None = None, key: str | None = None,
+              language: str = ENGLISH) -> str:
+    """The quiz as one HTML string in ``language``. Radio names are derived from the (English) questions, so
+    two quizzes on a page do not interfere and the same quiz always renders the same HTML. With ``key`` the
+    right answers are placed by ``placement`` (see the module's docstring), from the English, so every
+    edition has the same letters."""
     if not questions:
         raise ValueError("a quiz needs at least one question")
     if key is not None:
         questions = _placed(questions, key)
     uid = hashlib.sha1(repr([q[0] for q in questions]).encode()).hexdigest()[:8]
-    parts = [f"<style>{_CSS}</style>", f'<div class="bert-quiz" id="quiz-{uid}">']
+    e = html.escape
+    live = tr("Question {n}, {letter}: {verdict}", language)  # page.js's live region (see course/_static/page.js)
+    ok, no = tr("right", language), tr("not this one", language)
+    parts = [f"<style>{_CSS}</style>",
+             f'<div class="bert-quiz" id="quiz-{uid}" data-quiz-live="{e(live)}">']
     if title:
-        parts.append(f"<p><strong>{_inline(title)}</strong></p>")
+        parts.append(f"<p><strong>{_inline(_words(title, language))}</strong></p>")
     parts.append("<ol>")
     for n, q in enumerate(questions):
         if len(q) != 4:
@@ -201,20 +246,21 @@ def quiz_html(questions: Sequence[Question], title: str | None = None, key: str 
             raise ValueError(f"question {n + 1}: needs at least two options")
         right = _answer_index(answer, len(options))
         name = f"q-{uid}-{n}"
-        parts.append(f'<li class="q"><p>{_inline(question)}</p>')
+        parts.append(f'<li class="q"><p>{_inline(_words(question, language))}</p>')
         for i, option in enumerate(options):
-            mark = '<span class="fb ok">&#10003; right</span>' if i == right else \
-                '<span class="fb no">&#10007; not this one</span>'
+            mark = f'<span class="fb ok" data-verdict="{e(ok)}">&#10003; {e(ok)}</span>' if i == right else \
+                f'<span class="fb no" data-verdict="{e(no)}">&#10007; {e(no)}</span>'
             parts.append(f'<label><input type="radio" name="{name}" value="{_letter(i)}"> '
-                         f"<span>{_letter(i)}. {_inline(option)}</span>{mark}</label>")
-        parts.append(f"<details><summary>Show answer</summary><p><strong>{_letter(right)}</strong>. "
-                     f"{_inline(why)}</p></details></li>")
+                         f"<span>{_letter(i)}. {_inline(_words(option, language))}</span>{mark}</label>")
+        parts.append(f"<details><summary>{e(tr('Show answer', language))}</summary><p><strong>{_letter(right)}"
+                     f"</strong>. {_inline(_words(why, language))}</p></details></li>")
     parts += ["</ol>", "</div>"]
     return "\n".join(parts)
 
 
 def quiz(questions: Sequence[Question], title: str | None = None, key: str | None = None):
-    """Display the quiz in a notebook (and in the built page): an ``IPython.display.HTML`` object."""
+    """Display the quiz in a notebook (and in the built page): an ``IPython.display.HTML`` object holding
+    every edition's quiz (``editions.both``; the built page keeps its own)."""
     from IPython.display import HTML
 
-    return HTML(quiz_html(questions, title, key))
+    return HTML(both(lambda language: quiz_html(questions, title, key, language)))

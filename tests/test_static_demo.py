@@ -203,3 +203,111 @@ def test_a_live_panel_shows_the_state_of_its_controls():
     assert _live.caption_html("a < b\nc") == "<code>a &lt; b</code><br><code>c</code>"
     with pytest.raises(ValueError, match="missing: mode"):
         _live.panel({"n": n, "mode": mode}, state, rows=[n])
+
+
+# --- two editions from one execution (issue 31 §2) ------------------------------------------------------------
+
+FAKE = {"size": "大小", "mode": "模式", "single": "单", "double": "双", "n {n}, mode {mode}": "n 为 {n}，模式{mode}",
+        "Chart: {title}. {caption}": "图表：{title}。{caption}", "chart": "图表", "count {n}": "计数 {n}",
+        "The book's page runs this demo; here it shows its first state only. "
+        "The chapter's live (ipywidgets) version follows in the notebook.": "书页运行此演示；这里只显示其第一个状态。"}
+
+
+@pytest.fixture
+def chinese(monkeypatch):
+    from course import editions
+
+    monkeypatch.setattr(editions, "translations", lambda language: FAKE)
+    monkeypatch.setattr(editions, "_missing", {})
+
+
+def _bilingual():
+    """A demo whose numbers cost something (counted) and whose words follow the edition."""
+    import functools
+
+    import plotly.graph_objects as go
+
+    from course.editions import tr
+
+    calls = {"numbers": 0, "state": 0}
+
+    @functools.cache
+    def numbers(n, mode):
+        calls["numbers"] += 1
+        return n * (2 if mode == "double" else 1)
+
+    def state(n, mode, language="en"):
+        calls["state"] += 1
+        value = numbers(n, mode)
+        fig = go.Figure(go.Bar(x=[0], y=[value]))
+        fig.update_layout(title=tr("count {n}", language).format(n=value))
+        return {"caption": tr("n {n}, mode {mode}", language).format(n=n, mode=tr(mode, language)), "figure": fig}
+
+    demo = StaticDemo("two-editions", [Slider("n", "size", values=[1, 2, 3]),
+                                       Buttons("mode", "mode", options=["single", "double"], words=True)], state=state)
+    return demo, calls
+
+
+def test_both_editions_come_from_one_computation_of_the_numbers(chinese):
+    from course import editions
+
+    d, calls = _bilingual()
+    shown = d._repr_html_()  # what the cell displays: both editions
+    assert calls == {"numbers": 6, "state": 12}  # the numbers once per state, the words once per edition
+    en, zh = editions.keep(shown, "en"), editions.keep(shown, "zh_CN")
+    assert en == d.to_html() and zh == d.to_html("zh_CN") and "<!--edition" not in en + zh
+    assert "n 1, mode single" in en and "n 为 1，模式单" in zh and "single" not in zh.split("data-demo-payload")[0]
+    assert 'aria-pressed="true">单</button>' in zh and '<span class="demo-label">大小</span>' in zh
+    assert 'aria-valuetext="大小 = 1"' in zh and '<output class="demo-value">1</output>' in zh
+    assert 'aria-label="图表：计数 1。n 为 1，模式单"' in zh and "书页运行此演示" in zh
+    p = d.payload("zh_CN")
+    assert p["chart"] == "图表：{title}。{caption}" and p["controls"][1]["labels"] == ["单", "双"]
+    assert [s["caption"] for s in p["states"]] == [d.caption("zh_CN", n=n, mode=m)
+                                                   for n in (1, 2, 3) for m in ("single", "double")]
+    assert json.loads(p["pool"][p["states"][5]["layout"]])["title"]["text"] == "计数 6"
+    assert d.payload("en")["default"] == p["default"] and len(p["states"]) == len(d.payload("en")["states"])
+    assert f'id="demo-{d.demo_id}"' in en and f'id="demo-{d.demo_id}"' in zh  # one per page after keep
+    assert editions.untranslated() == []
+
+
+def test_an_english_only_state_is_computed_once_for_both_editions(chinese):
+    calls = []
+
+    def state(n):
+        calls.append(n)
+        return {"caption": f"n {n}"}
+
+    d = StaticDemo("english-only", [Slider("n", "size", values=[1, 2])], state=state)
+    d._repr_html_()
+    assert calls == [1, 2]  # not once per edition
+    assert d.payload("zh_CN")["states"] == d.payload("en")["states"] and d.payload("zh_CN")["controls"][0]["texts"] == [
+        "大小 = 1", "大小 = 2"]
+    with pytest.raises(ValueError, match="'language'"):
+        Slider("language", "language", values=[1])
+
+
+def test_the_page_script_speaks_the_page_edition(tmp_path, browser, chinese):
+    """The Chinese edition's demo in a browser: its captions, labels and figure name are the Chinese ones."""
+    from course.sphinx_ext import plotly_js_path
+
+    d, _ = _bilingual()
+    (tmp_path / "plotly.min.js").write_bytes(plotly_js_path().read_bytes())
+    (tmp_path / "static_demo.js").write_bytes((ROOT / "course" / "_static" / "static_demo.js").read_bytes())
+    (tmp_path / "page.html").write_text(
+        '<!doctype html><html lang="zh-CN" data-theme="light"><head><meta charset="utf-8">'
+        '<script defer src="plotly.min.js"></script><script defer src="static_demo.js"></script></head>'
+        f'<body>{d.to_html("zh_CN")}</body></html>', encoding="utf-8")
+    context = browser.new_context()
+    try:
+        tab = context.new_page()
+        tab.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+        tab.goto((tmp_path / "page.html").as_uri())
+        tab.wait_for_selector("[data-demo-figure] .main-svg")
+        tab.locator('[data-demo-control="n"] input').fill("2")
+        tab.locator('[data-demo-control="mode"] button', has_text="双").click()
+        assert tab.locator("[data-demo-caption]").inner_text() == d.caption("zh_CN", n=3, mode="double")
+        assert tab.locator("[data-demo-figure]").get_attribute("aria-label") == "图表：计数 6。n 为 3，模式双"
+        assert tab.locator('[data-demo-control="n"] input').get_attribute("aria-valuetext") == "大小 = 3"
+        assert tab.locator("[data-demo-figure] .gtitle").text_content() == "计数 6"
+    finally:
+        context.close()

@@ -204,7 +204,11 @@
         var label = input.closest("label"), q = input.closest("li.q");
         var ok = label && label.querySelector(".fb.ok");
         var n = q ? Array.prototype.indexOf.call(q.parentElement.children, q) + 1 : "";
-        live.textContent = "Question " + n + ", " + input.value + ": " + (ok ? "right" : "not this one");
+        // the quiz's own edition's words (course/quiz.py: data-quiz-live, each mark's data-verdict)
+        var mark = label && label.querySelector(".fb"), verdict = mark && mark.dataset.verdict;
+        var words = { n: n, letter: input.value, verdict: verdict || (ok ? "right" : "not this one") };
+        live.textContent = (quiz.dataset.quizLive || "Question {n}, {letter}: {verdict}")
+          .replace(/\{(n|letter|verdict)\}/g, function (m, k) { return words[k]; });
       });
     });
   }

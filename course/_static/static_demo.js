@@ -34,11 +34,16 @@
     return out;
   }
 
-  // the figure's name for a screen reader: as course/static_demo.py's figure_label
-  function figureLabel(layout, root, caption) {
+  // the figure's name for a screen reader: as course/static_demo.py's figure_label, in the page's edition
+  // (the payload's "chart" template, "Chart: {title}. {caption}" translated)
+  function figureLabel(layout, root, caption, template, untitled) {
     var t = layout.title, title = root.querySelector(".demo-title");
-    var text = (t && typeof t === "object" ? t.text : t) || (title && title.textContent) || "chart";
-    return ("Chart: " + String(text).replace(/<[^>]+>/g, " ") + ". " + caption).replace(/\s+/g, " ").trim();
+    var text = (t && typeof t === "object" ? t.text : t) || (title && title.textContent) || untitled || "chart";
+    text = String(text).replace(/<[^>]+>/g, " ");
+    var label = (template || "Chart: {title}. {caption}").replace(/\{(title|caption)\}/g, function (m, k) {
+      return k === "title" ? text : caption;
+    });
+    return label.replace(/\s+/g, " ").trim();
   }
 
   function Demo(root) {
@@ -98,7 +103,8 @@
         this.figure.style.display = "none";
       } else {
         this.figure.style.display = "";
-        this.figure.setAttribute("aria-label", figureLabel(JSON.parse(pool[s.layout]), this.root, s.caption));
+        this.figure.setAttribute("aria-label", figureLabel(JSON.parse(pool[s.layout]), this.root, s.caption, this.p.chart,
+            this.p.untitled));
         if (window.Plotly) {
           // Plotly draws asynchronously: lay the page out again once the chart is in (its size may change)
           this.drawing = Promise.resolve(window.Plotly.react(this.figure, JSON.parse(pool[s.data]),
