@@ -376,8 +376,9 @@ def glued_values(page_html: str) -> dict[str, list]:
     values: dict[str, list] = {}
     for element in _soup(page_html).select(f'[class*="{GLUE_KEY}"]'):
         for cls in element.get("class", []):
-            if cls.startswith(GLUE_KEY):
-                values.setdefault(cls[len(GLUE_KEY):], []).append(_value(element))
+            if cls.startswith(GLUE_KEY):  # a Chinese page's key__zh_CN is its key (a computed sentence's Chinese)
+                key = cls[len(GLUE_KEY):].removesuffix(f"__{i18n.LANGUAGE}")
+                values.setdefault(key, []).append(_value(element))
     return values
 
 
