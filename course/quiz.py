@@ -29,8 +29,8 @@ Two editions (issue 31 §2, course/editions.py): ``quiz`` displays both editions
 words ("Show answer", "right", ...) go through ``editions.tr`` (catalogue
 ``locale/zh_CN/LC_MESSAGES/outputs/quizzes.po``, msgid the English exactly as the chapter writes it, backticks
 included, each number replaced by a numbered field, ``{0}``, ``{1}``, …: see ``template``; the chapters compute
-some of them); options that are plain numbers ("0.478", "30,522", "15%") or code only (`` `max` ``) are shown as
-they are. The placement is
+some of them); options that are numbers only ("0.478", "30,522", "15%", "0 0 1 1") or code only (`` `max` ``) are
+shown as they are. The placement is
 computed once, from the English, so both editions put each right answer on the same letter.
 
 Picking an option marks it right or wrong at once (a CSS ``:checked`` rule); a "Show answer" fold
@@ -204,14 +204,23 @@ def template(text: str) -> tuple[str, list[str]]:
     return _DIGITS.sub(field, text.replace("{", "{{").replace("}", "}}")), numbers
 
 
-def _words(text: str, language: str) -> str:
-    """``text`` in ``language``: its ``template`` through editions.tr, filled with its own numbers; a plain
-    number is the same in every edition."""
+def msgid(text: str) -> str | None:
+    """The catalogue's msgid of a quiz string (its ``template``), or None for a string every edition shows as it
+    is: numbers only ("0.478", "about" is a word; "15%", "0 0 1 1") or code only (`` `max` ``)."""
     text = str(text)
-    if language == ENGLISH or _PLAIN_NUMBER.match(text.strip()) or _CODE_ONLY.match(text):
-        return text
-    pattern, numbers = template(text)
-    return tr(pattern, language).format(*numbers)
+    if _PLAIN_NUMBER.match(text.strip()) or _CODE_ONLY.match(text):
+        return None
+    pattern, _ = template(text)
+    if not re.search(r"[^\W\d_]", re.sub(r"\{\d+\}", "", pattern)):
+        return None
+    return pattern
+
+
+def _words(text: str, language: str) -> str:
+    """``text`` in ``language``: its ``msgid`` through editions.tr, filled with its own numbers."""
+    text = str(text)
+    pattern = None if language == ENGLISH else msgid(text)
+    return text if pattern is None else tr(pattern, language).format(*template(text)[1])
 
 
 def _inline(text: str) -> str:

@@ -103,3 +103,119 @@ def test_html_table():
     t = html_table(["name", "count"], [["a <b>", 1234567], ["c", 8]]).data
     assert "1,234,567" in t and "a &lt;b&gt;" in t and t.count("<tr>") == 3
     assert 'style="text-align:right">1,234,567' in t
+
+
+# --- the catalogue, locale/zh_CN/LC_MESSAGES/outputs/quizzes.po (issue 31 §2) ------------------------------------
+
+CATALOGUE = editions.OUTPUTS / "quizzes.po"
+FIXED = {"Show answer", "right", "not this one", "Question {n}, {letter}: {verdict}"}  # course/quiz.py's own
+
+
+def _catalogue():
+    import polib
+
+    return polib.pofile(str(CATALOGUE))
+
+
+def test_every_translation_keeps_its_fields_and_code():
+    wrong = []
+    for entry in _catalogue():
+        for pattern in (r"\{[^{}]*\}", r"`[^`]+`", r"\[[A-Z]+\]"):  # {0}, `code`, [CLS]
+            if sorted(re.findall(pattern, entry.msgid)) != sorted(re.findall(pattern, entry.msgstr)):
+                wrong.append(f"{entry.msgid!r} -> {entry.msgstr!r}: {pattern}")
+    assert not wrong, "\n".join(wrong)
+
+
+def _quiz_cells():
+    """(chapter, the quiz cell's code) for every chapter's quiz (``quiz([`` in a code cell)."""
+    from course.build import ROOT
+
+    for path in sorted((ROOT / "chapters").glob("*.md")):
+        for body in re.findall(r"```\{code-cell\} ipython3\n(.*?)```", path.read_text(), re.S):
+            if "quiz([" in body:
+                yield path.stem, "\n".join(line for line in body.splitlines() if not line.startswith(":"))
+
+
+def test_every_literal_quiz_string_of_the_chapters_is_in_the_catalogue():
+    """What the chapters write as it is (f-strings aside: the book test below reads those as the page shows
+    them) is translated: a new question or a changed word fails here, before any build."""
+    import ast
+
+    from course.quiz import msgid
+
+    have = {entry.msgid for entry in _catalogue() if entry.msgstr}
+    chapters, missing = set(), []
+    for chapter, code in _quiz_cells():
+        chapters.add(chapter)
+        tree = ast.parse(code)
+        formatted = {id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in ast.walk(node)}
+        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "quiz"):
+            for node in ast.walk(call.args[0]):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in formatted:
+                    text = node.value
+                    if re.fullmatch(r"[A-Z]", text) or msgid(text) is None:
+                        continue  # an answer letter, a number, code
+                    if msgid(text) not in have:
+                        missing.append(f"{chapter}: {text!r}")
+    assert len(chapters) == 12
+    assert not missing, "untranslated quiz strings (add them to quizzes.po):\n" + "\n".join(missing)
+
+
+def _page_quizzes(page_html: str) -> list[list[tuple[str, list[str], str, str]]]:
+    """Each quiz of a built page: per question (question, options, the right letter, the explanation), as
+    the reader sees them (HTML unescaped, <code> back to backticks)."""
+    import html as html_
+
+    def text(s):
+        return html_.unescape(re.sub(r"</?code>", "`", s))
+
+    quizzes = []
+    for block in re.findall(r'<div class="bert-quiz".*?</ol>', page_html, re.S):
+        questions = []
+        for item in block.split('<li class="q">')[1:]:
+            question = text(re.match(r"<p>(.*?)</p>", item, re.S).group(1))
+            options = [text(o) for o in re.findall(r'<span>[A-Z]\. (.*?)</span><span class="fb', item, re.S)]
+            right = re.search(r'value="([A-Z])"> <span>(?:(?!</label>).)*class="fb ok"', item, re.S).group(1)
+            why = text(re.search(r"</summary><p><strong>[A-Z]</strong>\. (.*?)</p></details>", item, re.S).group(1))
+            questions.append((question, options, right, why))
+        quizzes.append(questions)
+    return quizzes
+
+
+@pytest.mark.book
+def test_the_chinese_pages_show_every_quiz_in_chinese_with_the_same_answers():
+    """The built book: each chapter's quiz on the Chinese page has the English page's questions in the same
+    order, the right answers on the same letters and the same numbers, every string with words translated;
+    and every catalogue entry is asked for by some chapter (no dead entry)."""
+    import os
+    from pathlib import Path
+
+    from course.quiz import msgid, template
+
+    root = Path(os.environ.get("BOOK_BUILD_DIR") or editions.ROOT / "_build")
+    html_dir = root / "html" if (root / "html").is_dir() else root
+    if not (html_dir / "zh_CN" / "chapters").is_dir():
+        pytest.fail(f"no Chinese edition in {html_dir / 'zh_CN'}: run `make book`")
+    table = {entry.msgid: entry.msgstr for entry in _catalogue() if entry.msgstr}
+    asked, pages = set(), 0
+    for page in sorted((html_dir / "chapters").glob("*.html")):
+        english = _page_quizzes(page.read_text())
+        chinese = _page_quizzes((html_dir / "zh_CN" / "chapters" / page.name).read_text())
+        if not english:
+            continue
+        pages += 1
+        assert [len(q) for q in english] == [len(q) for q in chinese], page.name
+        for en_quiz, zh_quiz in zip(english, chinese):
+            for en, zh in zip(en_quiz, zh_quiz):
+                assert en[2] == zh[2], f"{page.name}: {en[0]!r} is {en[2]} in English, {zh[2]} in Chinese"
+                for en_text, zh_text in zip([en[0], *en[1], en[3]], [zh[0], *zh[1], zh[3]]):
+                    key = msgid(en_text)
+                    if key is None:
+                        assert zh_text == en_text, f"{page.name}: {en_text!r} is shown as it is"
+                        continue
+                    asked.add(key)
+                    assert key in table, f"{page.name}: {en_text!r} has no translation in quizzes.po"
+                    assert zh_text == table[key].format(*template(en_text)[1]), (page.name, en_text, zh_text)
+    assert pages == 12
+    dead = set(table) - asked - FIXED
+    assert not dead, "entries no chapter's quiz asks for:\n" + "\n".join(sorted(dead))
