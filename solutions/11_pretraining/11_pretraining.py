@@ -257,7 +257,7 @@ def learning_rate(step, total_steps, peak_lr, warmup_fraction):
 
 # %% tests test_schedule points=4
 def _updates(k):
-    return f"{k} update" + ("" if k == 1 else "s")
+    return f"{k} update" if k == 1 else f"{k} updates"  # two whole messages: each is translated
 
 
 def _schedule_variants(total, peak, fraction):

@@ -257,7 +257,7 @@ def test_initial(student):
 
 # ------------------------------------------------------------------------------------------------ part 3
 def _updates(k):
-    return f"{k} update" + ("" if k == 1 else "s")
+    return f"{k} update" if k == 1 else f"{k} updates"  # two whole messages: each is translated
 
 
 def _variants(total, peak, fraction, steps):
