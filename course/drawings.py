@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course.plots import COLORS, READABLE_PX
+from course.plots import CATALOGUE, COLORS, READABLE_PX, Edition, _letters
 
 _ids = itertools.count()
 FONT = 15  # px in the drawing's own units; drawings are at most WIDTH wide, so a phone shrinks text at most ~0.75x
@@ -32,7 +32,10 @@ PHONE_PX = 342
 SMALL = math.ceil(READABLE_PX * WIDTH / PHONE_PX)
 # What drew a drawing: this module. Each SVG names it (data-drawings), and course/build.py executes a chapter again
 # whose stored drawings carry another version, as it does for course/plots.py's figures.
-DRAWINGS_VERSION = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+# (and its catalogue: the Chinese words are drawn when the chapter executes)
+WORDS = CATALOGUE.with_name("drawings.po")
+DRAWINGS_VERSION = hashlib.sha256(Path(__file__).read_bytes()
+                                  + (WORDS.read_bytes() if WORDS.is_file() else b"")).hexdigest()[:12]
 
 
 def _esc(text: str) -> str:
@@ -50,29 +53,40 @@ class Drawing:
     desc: str
     caption: str
     parts: list[str] = field(default_factory=list)
+    edition: Edition = field(default_factory=lambda: Edition("en"))
 
-    def box(self, x, y, w, h, label="", color=None, sub="", size=FONT, bold=False, dashed=False, rx=6):
+    def speak(self, language: str) -> None:
+        """Draw the words that follow in ``language`` (course/plots.py's ``Edition``: the code catalogue
+        locale/zh_CN/LC_MESSAGES/outputs/drawings.po, templates with ``{fields}`` for the numbers bertlib gives),
+        the title, description and caption given already included."""
+        self.edition = Edition(language)
+        self.title, self.desc, self.caption = (self.edition.words(t) for t in (self.title, self.desc, self.caption))
+
+    def box(self, x, y, w, h, label="", color=None, sub="", size=FONT, bold=False, dashed=False, rx=6, keep=False):
         """A rounded box, tinted with ``color`` (one of course.plots.COLORS' names or a hex colour), its label
-        centred (and a smaller second line ``sub``)."""
+        centred (and a smaller second line ``sub``); ``keep``: the label is the example's own text (a token)."""
         stroke = COLORS.get(color, color) if color else "currentColor"
         fill = f'fill="{stroke}" fill-opacity="0.16"' if color else 'fill="none"'
         dash = ' stroke-dasharray="5 4"' if dashed else ""
         self.parts.append(f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="{rx}" {fill} '
                           f'stroke="{stroke}" stroke-width="1.6"{dash}/>')
         if label and sub:
-            self.text(x + w / 2, y + h / 2 - 3, label, size=size, bold=bold)
+            self.text(x + w / 2, y + h / 2 - 3, label, size=size, bold=bold, keep=keep)
             self.text(x + w / 2, y + h / 2 + size - 1, sub, size=max(SMALL, size - 3), muted=True)
         elif label:
-            self.text(x + w / 2, y + h / 2 + size * 0.35, label, size=size, bold=bold)
+            self.text(x + w / 2, y + h / 2 + size * 0.35, label, size=size, bold=bold, keep=keep)
 
-    def text(self, x, y, s, size=FONT, anchor="middle", bold=False, muted=False, italic=False, color=None):
+    def text(self, x, y, s, size=FONT, anchor="middle", bold=False, muted=False, italic=False, color=None, keep=False):
+        """Words at (x, y), in the drawing's language unless ``keep`` (an example's own text: a token, a sentence
+        the model reads)."""
+        s = str(s) if keep else self.edition.words(str(s))
         weight = ' font-weight="600"' if bold else ""
         style = ' font-style="italic"' if italic else ""
         # Words are always in the page's text colour (readable in both themes, whatever the contrast of the
         # palette's tints); ``color`` marks them with a small square of that colour before them instead.
         if color:
             c = COLORS.get(color, color)
-            left = x - {"start": 0, "middle": len(str(s)) * size * 0.29, "end": len(str(s)) * size * 0.58}[anchor]
+            left = x - {"start": 0, "middle": _letters(s) * size * 0.29, "end": _letters(s) * size * 0.58}[anchor]
             self.parts.append(f'<rect x="{left - size * 0.75:.1f}" y="{y - size * 0.62:.1f}" width="{size * 0.5:.1f}" '
                               f'height="{size * 0.5:.1f}" fill="{c}"/>')
         fill = "currentColor"
@@ -131,13 +145,13 @@ def _row(d: Drawing, tokens, x0, y, w, h, gap, colors=None, bold=()):
     centres = []
     for i, tok in enumerate(tokens):
         x = x0 + i * (w + gap)
-        d.box(x, y, w, h, tok, color=(colors[i] if colors else None), bold=i in bold, size=FONT - 1)
+        d.box(x, y, w, h, tok, color=(colors[i] if colors else None), bold=i in bold, size=FONT - 1, keep=True)
         centres.append(x + w / 2)
     return centres
 
 
 # --------------------------------------------------------------------------------------------- drawings
-def visibility() -> Drawing:
+def visibility(language: str = "en") -> Drawing:
     """Chapter 1: which words one position may read, left to right against both directions."""
     words = ["the", "bank", "of", "the", "river"]
     d = Drawing(WIDTH, 300, "What the word 'bank' may read, in a left-to-right model and in BERT",
@@ -146,6 +160,7 @@ def visibility() -> Drawing:
                 "other words, 'river' included.",
                 "Left to right, 'bank' reads only the words before it; in BERT it reads the whole sentence, so "
                 "'river' can say which bank is meant.")
+    d.speak(language)
     for top, label, color, seen in ((20, "left to right (GPT)", "gpt", [0]), (165, "both directions (BERT)", "bert",
                                                                             [0, 2, 3, 4])):
         d.text(20, top + 14, label, anchor="start", bold=True, color=color)
@@ -155,7 +170,7 @@ def visibility() -> Drawing:
     return d
 
 
-def encoder_layer() -> Drawing:
+def encoder_layer(language: str = "en") -> Drawing:
     """Chapter 2: one post-LN encoder layer, bottom to top, with its two residual paths."""
     d = Drawing(WIDTH, 440, "One BERT encoder layer",
                 "From the bottom: the input, T vectors of width H, goes into multi-head self-attention; the "
@@ -166,6 +181,7 @@ def encoder_layer() -> Drawing:
                 "One encoder layer: attention lets each position read the others, the feed-forward network "
                 "works on each position alone; each sub-layer adds its result to its input and normalises "
                 "(post-LN, as in BERT).")
+    d.speak(language)
     x, w = 90, 260
     d.text(x + w / 2, 428, "input: T vectors of width H", muted=True)
     d.arrow(x + w / 2, 412, x + w / 2, 372)
@@ -186,7 +202,7 @@ def encoder_layer() -> Drawing:
     return d
 
 
-def sizes() -> Drawing:
+def sizes(language: str = "en") -> Drawing:
     """Chapter 3: BERT-Base and BERT-Large as stacks of layers, depth L and width H to scale."""
     from bertlib import BertConfig
 
@@ -196,6 +212,7 @@ def sizes() -> Drawing:
                 f"with {base.num_attention_heads} heads. BERT-Large: {large.num_hidden_layers} bars, each "
                 f"{large.hidden_size} wide, with {large.num_attention_heads} heads. Widths and counts are to scale.",
                 "The two sizes differ only in depth L, width H and the number of heads A; the layer is the same.")
+    d.speak(language)
     unit = 180 / large.hidden_size
     for x0, name, cfg in ((30, "BERT-Base", base), (255, "BERT-Large", large)):
         w, bar = cfg.hidden_size * unit, 260 / large.num_hidden_layers
@@ -210,7 +227,7 @@ def sizes() -> Drawing:
     return d
 
 
-def embeddings() -> Drawing:
+def embeddings(language: str = "en") -> Drawing:
     """Chapter 4: the input vector of each position is the sum of three looked-up vectors."""
     tokens = ["[CLS]", "my", "dog", "[SEP]"]
     d = Drawing(WIDTH, 330, "A position's input is the sum of three embeddings",
@@ -219,11 +236,12 @@ def embeddings() -> Drawing:
                 "goes through LayerNorm and dropout before the first encoder layer.",
                 "Token, segment and position embeddings are looked up in three tables and added, then normalised: "
                 "one vector of width H per position.")
+    d.speak(language)
     w, gap, x0 = 86, 14, 80
     for i, tok in enumerate(tokens):
         x = x0 + i * (w + gap)
-        d.text(x + w / 2, 24, tok, bold=True)
-        d.box(x, 38, w, 34, f"E[{tok}]", color="token", size=FONT - 2)
+        d.text(x + w / 2, 24, tok, bold=True, keep=True)
+        d.box(x, 38, w, 34, f"E[{tok}]", color="token", size=FONT - 2, keep=True)
         d.text(x + w / 2, 90, "+", size=FONT + 2)
         d.box(x, 98, w, 34, "E_A", color="segment", size=FONT - 2)
         d.text(x + w / 2, 150, "+", size=FONT + 2)
@@ -237,7 +255,7 @@ def embeddings() -> Drawing:
     return d
 
 
-def input_layout() -> Drawing:
+def input_layout(language: str = "en") -> Drawing:
     """Chapter 5: a sentence pair as BERT reads it: [CLS] A [SEP] B [SEP], with its three id rows."""
     tokens = ["[CLS]", "dogs", "bark", "[SEP]", "cats", "purr", "[SEP]"]
     segments = [0, 0, 0, 0, 1, 1, 1]
@@ -247,6 +265,7 @@ def input_layout() -> Drawing:
                 "is read for sentence-level tasks.",
                 "[CLS] opens every input and its output stands for the whole pair; [SEP] closes each sentence; "
                 "token_type_ids say which sentence a position belongs to.")
+    d.speak(language)
     w, gap, x0 = 52, 5, 82
     colors = ["pooler"] + [None] * 2 + ["pad"] + [None] * 2 + ["pad"]
     xs = _row(d, tokens, x0, 70, w, 38, gap, colors=colors)
@@ -263,7 +282,7 @@ def input_layout() -> Drawing:
     return d
 
 
-def padding_mask() -> Drawing:
+def padding_mask(language: str = "en") -> Drawing:
     """Chapter 6: two sentences in one batch: the shorter one is padded, and the mask hides the padding."""
     rows = [["[CLS]", "hi", "[SEP]", "[PAD]", "[PAD]"], ["[CLS]", "a", "dog", "ran", "[SEP]"]]
     d = Drawing(WIDTH, 270, "Padding and the attention mask",
@@ -272,6 +291,7 @@ def padding_mask() -> Drawing:
                 "minus infinity added to their attention scores, so no position attends to them.",
                 "Rows of a batch must have one length, so short rows are padded; attention_mask (1: real, 0: "
                 "padding) keeps every position from attending to the padding.")
+    d.speak(language)
     w, gap, x0 = 64, 8, 110
     for r, tokens in enumerate(rows):
         y = 30 + r * 110
@@ -284,7 +304,7 @@ def padding_mask() -> Drawing:
     return d
 
 
-def mlm() -> Drawing:
+def mlm(language: str = "en") -> Drawing:
     """Chapter 7: the masked language model is graded only at the hidden position."""
     tokens = ["[CLS]", "my", "dog", "is", "[MASK]", "[SEP]"]
     d = Drawing(WIDTH, 300, "Masked language modelling: graded only where a word was hidden",
@@ -293,6 +313,7 @@ def mlm() -> Drawing:
                 "position's prediction enters the loss.",
                 "The model predicts a word at every position, but the labels are -100 (ignored) everywhere except "
                 "where a word was hidden: the loss is the mean over the selected positions only.")
+    d.speak(language)
     w, gap, x0 = 66, 6, 22
     xs = _row(d, tokens, x0, 232, w, 36, gap, colors=[None] * 4 + ["heads", None])
     d.box(x0, 150, 6 * w + 5 * gap, 40, "BERT + MLM head", color="encoder")
@@ -301,13 +322,13 @@ def mlm() -> Drawing:
         d.arrow(x, 150, x, 118, color="heads" if x == xs[4] else None)
     for i, x in enumerate(xs):
         d.box(x - w / 2, 80, w, 36, "cute?" if i == 4 else "p(·)", color="heads" if i == 4 else None, dashed=i != 4,
-              size=FONT - 2)
-        d.text(x, 58, "cute" if i == 4 else "-100", bold=i == 4, muted=i != 4)
+              size=FONT - 2, keep=True)
+        d.text(x, 58, "cute" if i == 4 else "-100", bold=i == 4, muted=i != 4, keep=True)
     d.text(x0, 26, "labels: only the hidden position is graded", anchor="start", size=FONT - 1)
     return d
 
 
-def masking_split() -> Drawing:
+def masking_split(language: str = "en") -> Drawing:
     """Chapter 8: how positions are chosen and what is put in their place (bertlib's defaults)."""
     select, mask, rand = _masking_defaults()
     keep = 1 - mask - rand
@@ -318,6 +339,7 @@ def masking_split() -> Drawing:
                 f"word, {pct(keep)} stay unchanged; all three are graded against the original word.",
                 f"{pct(select)} of the positions are selected; of those {pct(mask)} are masked, {pct(rand)} replaced "
                 f"by a random word and {pct(keep)} left as they are, so the model cannot tell which words to check.")
+    d.speak(language)
     d.box(150, 14, 180, 40, "eligible positions")
     d.arrow(200, 54, 110, 102)
     d.arrow(280, 54, 370, 102)
@@ -332,7 +354,7 @@ def masking_split() -> Drawing:
     return d
 
 
-def nsp() -> Drawing:
+def nsp(language: str = "en") -> Drawing:
     """Chapter 9: next-sentence prediction: half the pairs are real continuations, half random."""
     d = Drawing(WIDTH, 290, "Next-sentence prediction",
                 "Sentence A, 'the man went to the store', is paired either with the sentence that followed it, "
@@ -341,13 +363,14 @@ def nsp() -> Drawing:
                 "output of the pair goes to a classifier with two outputs.",
                 "Half the pairs are a sentence and its real successor, half a sentence and a random one; the "
                 "classifier on [CLS] says which.")
-    d.box(20, 20, 440, 38, "A: the man went to the store", color="bert")
+    d.speak(language)
+    d.box(20, 20, 440, 38, "A: the man went to the store", color="bert", keep=True)
     d.arrow(150, 58, 110, 96)
     d.arrow(330, 58, 370, 96)
     d.text(118, 80, "half", anchor="end", bold=True)
     d.text(362, 80, "half", anchor="start", bold=True)
-    d.box(20, 98, 210, 54, "B: he bought milk", color="segment", sub="the next sentence")
-    d.box(250, 98, 210, 54, "B: penguins can't fly", color="gpt", sub="a random sentence")
+    d.box(20, 98, 210, 54, "B: he bought milk", color="segment", sub="the next sentence", keep=True)
+    d.box(250, 98, 210, 54, "B: penguins can't fly", color="gpt", sub="a random sentence", keep=True)
     d.text(125, 176, "IsNext", bold=True, color="segment")
     d.text(355, 176, "NotNext", bold=True, color="gpt")
     d.box(100, 200, 280, 36, "[CLS] A [SEP] B [SEP] → BERT", color="encoder")
@@ -356,7 +379,7 @@ def nsp() -> Drawing:
     return d
 
 
-def finetuning() -> Drawing:
+def finetuning(language: str = "en") -> Drawing:
     """Chapter 10: one pretrained encoder, a small new head per task."""
     d = Drawing(WIDTH, 270, "Fine-tuning: one pretrained encoder, a new head per task",
                 "A wide box, the pretrained encoder, with three small heads above it: a sentence or pair classifier "
@@ -364,6 +387,7 @@ def finetuning() -> Drawing:
                 "position a start and an end score. Only the heads are new; every weight is trained on the task.",
                 "Each task adds only a small head on top of the pretrained encoder; the whole model is then trained "
                 "on the task's labels for a few epochs.")
+    d.speak(language)
     d.box(20, 170, 440, 46, "pretrained BERT encoder", color="encoder", sub="weights from pretraining")
     d.text(240, 246, "input: [CLS] tokens [SEP] (tokens [SEP])", muted=True)
     heads = ((20, "classifier", "[CLS] → labels"), (170, "token tagger", "each token → tag"),
@@ -388,7 +412,7 @@ def _masking_words() -> str:
     return f"{select:.0%}, then {mask:.0%}/{rand:.0%}/{1 - mask - rand:.0%}"
 
 
-def pretraining_loop() -> Drawing:
+def pretraining_loop(language: str = "en") -> Drawing:
     """Chapter 11: the pretraining step, from text to an optimizer update."""
     d = Drawing(WIDTH, 400, "One step of BERT's pretraining, from documents to a weight update",
                 "A loop from top to bottom: documents are cut into sentence pairs (half real next sentences); the "
@@ -397,6 +421,7 @@ def pretraining_loop() -> Drawing:
                 "schedule update the weights; the next batch follows.",
                 "One step of pretraining: a batch of masked sentence pairs in, two losses added, one optimizer "
                 "update out; repeated for every batch.")
+    d.speak(language)
     steps = [("documents", "", None), ("sentence pairs", "half real next, half random", "segment"),
              ("tokenize and mask", _masking_words(), "heads"), ("BertForPreTraining", "MLM and NSP heads", "encoder"),
              ("loss = MLM + NSP", "", "gpt"), ("backward, clip, AdamW step", "warm-up, then linear decay", "sum")]
@@ -422,7 +447,7 @@ def _confidence() -> float:
     return inspect.signature(compare).parameters["confidence"].default
 
 
-def seed_verdict() -> Drawing:
+def seed_verdict(language: str = "en") -> Drawing:
     """Chapter 12: from runs over several seeds to the sentence a page may write."""
     conf = f"{_confidence():.0%}"
     d = Drawing(WIDTH, 420, "From runs over several seeds to a verdict on two recipes",
@@ -433,6 +458,7 @@ def seed_verdict() -> Drawing:
                 "'no difference we can see'.",
                 "A claim is tested by training both recipes with the same seeds: each seed gives one difference, "
                 "and the interval over those differences, not one run, chooses the sentence.")
+    d.speak(language)
     for i in range(3):
         x = 20 + i * 150
         d.box(x, 12, 140, 50, f"seed {i}", color="segment", sub="train A, train B")
@@ -464,6 +490,8 @@ def show(name: str):
     """Display drawing ``name`` (one of DRAWINGS) in the page as an inline figure with its caption."""
     from IPython.display import HTML, display
 
+    from course.editions import both
+
     if name not in DRAWINGS:
         raise KeyError(f"no drawing {name!r}; there are: {', '.join(DRAWINGS)}")
-    display(HTML(DRAWINGS[name]().html()))
+    display(HTML(both(lambda language: DRAWINGS[name](language).html())))  # each edition's page keeps its own

@@ -26,9 +26,11 @@ course/build.py executes a chapter again when its figures were drawn by another)
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import pickle
+import re
 import struct
 import warnings
 import zlib
@@ -162,11 +164,17 @@ def describe(fig, caption: str | None = None, alt: str | None = None):
     return fig
 
 
-def _words(items: Sequence[str], most: int = 8) -> str:
+def _words(items: Sequence[str], most: int = 8, say=None) -> str:
+    """A list of names for the alt text: the first few, how many, the last."""
     items = [i for i in (str(x).strip() for x in items) if i]
+    say = say or _ENGLISH.say
     if len(items) > most:
-        return ", ".join(items[:most - 2]) + f", ... ({len(items)} in all), " + items[-1]
-    return ", ".join(items)
+        return say("{items}, ... ({n} in all), {last}", items=_join(items[:most - 2], say), n=len(items), last=items[-1])
+    return _join(items, say)
+
+
+def _join(items: Sequence[str], say) -> str:
+    return say("{a}, {b}", a=items[0], b=_join(items[1:], say)) if len(items) > 1 else (items[0] if items else "")
 
 
 def plain_text(text: str) -> str:
@@ -184,8 +192,8 @@ def plain_text(text: str) -> str:
     return re.sub(r"\$([^$]*)\$", math, text)
 
 
-def _panel(ax) -> str:
-    """One Axes in words: its kind of chart, title, axes and categories."""
+def _panel(ax, say) -> str:
+    """One Axes in words: its kind of chart, title, axes and categories (``say``: an ``Edition``'s)."""
     from matplotlib.patches import Rectangle
 
     def ticks(labels, axis):
@@ -201,32 +209,36 @@ def _panel(ax) -> str:
     legend = ax.get_legend()
     series = [t.get_text() for t in legend.get_texts()] if legend is not None else []
     if ax.images:
-        kind = "heat map"
+        kind = say("heat map")
         rows, cols = yt, xt
         detail = []
         if rows:
-            detail.append(f"rows ({ylabel or 'rows'}): {_words(rows)}")
+            detail.append(say("rows ({name}): {items}", name=ylabel or say("rows"), items=_words(rows, say=say)))
         elif ylabel:
-            detail.append(f"rows: {ylabel}")
+            detail.append(say("rows: {name}", name=ylabel))
         if cols:
-            detail.append(f"columns ({xlabel or 'columns'}): {_words(cols)}")
+            detail.append(say("columns ({name}): {items}", name=xlabel or say("columns"), items=_words(cols, say=say)))
         elif xlabel:
-            detail.append(f"columns: {xlabel}")
+            detail.append(say("columns: {name}", name=xlabel))
     else:
-        kind = "bar chart" if bars and len(bars) >= len(lines) else "line chart" if lines else "chart"
-        if kind == "bar chart" and len(bars) > 0:
-            kind = f"bar chart of {len(bars)} bars"
-        elif kind == "line chart":
-            kind = f"line chart of {len(lines)} line{'s' if len(lines) > 1 else ''}"
+        kind = say("chart")
+        if bars and len(bars) >= len(lines):
+            kind = say("bar chart of {n} bars", n=len(bars))
+        elif lines:
+            kind = say("line chart of {n} lines", n=len(lines)) if len(lines) > 1 else say("line chart of 1 line")
         detail = []
-        if xlabel or xt:
-            detail.append("horizontal axis" + (f": {plain_text(xlabel)}" if xlabel else "") + (f" ({_words(xt)})" if xt else ""))
-        if ylabel or yt:
-            detail.append("vertical axis" + (f": {plain_text(ylabel)}" if ylabel else "") + (f" ({_words(yt)})" if yt else ""))
+        for name, label, names in ((say("horizontal axis"), xlabel, xt), (say("vertical axis"), ylabel, yt)):
+            if label or names:
+                text = say("{axis}: {label}", axis=name, label=plain_text(label)) if label else name
+                detail.append(say("{axis} ({items})", axis=text, items=_words(names, say=say)) if names else text)
     if series:
-        detail.append(f"series: {_words(series)}")
-    text = kind + (f" titled \u201c{title}\u201d" if title else "")
-    return text + ("; " + "; ".join(detail) if detail else "")
+        detail.append(say("series: {items}", items=_words(series, say=say)))
+    text = say("{kind} titled \u201c{title}\u201d", kind=kind, title=title) if title else kind
+    return _semicolons([text, *detail], say)
+
+
+def _semicolons(parts: Sequence[str], say) -> str:
+    return say("{a}; {b}", a=parts[0], b=_semicolons(parts[1:], say)) if len(parts) > 1 else parts[0]
 
 
 def _panels(fig) -> list:
@@ -235,24 +247,27 @@ def _panels(fig) -> list:
             and not hasattr(ax, "_colorbar")]
 
 
-def describe_figure(fig) -> tuple[str, str]:
+def describe_figure(fig, edition: "Edition | None" = None) -> tuple[str, str]:
     """(caption, alt text) of a matplotlib figure: the caption is the finding ``describe`` gave it (else its
     suptitle, or its panels' titles); the alt text is that finding, then what each panel is, read from what it
-    draws (kind, title, axes, categories, series)."""
+    draws (kind, title, axes, categories, series), in ``edition``'s words (English by default)."""
+    say = (edition or _ENGLISH).say
     panels = _panels(fig)
     sup = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
     titles = [t for t in (ax.get_title() for ax in panels) if t]
     finding = getattr(fig, "_course_caption", None)
-    caption = finding or sup or "; ".join(titles)
+    caption = finding or sup or (_semicolons(titles, say) if titles else "")
     alt = getattr(fig, "_course_alt", None)
     if alt is None:
         if len(panels) == 1:
-            alt = "Figure: a " + _panel(panels[0]) + "."
+            alt = say("Figure: a {panel}.", panel=_panel(panels[0], say))
         else:
-            alt = f"Figure of {len(panels)} panels" + (f", \u201c{sup}\u201d" if sup else "") + ". " + " ".join(
-                f"Panel {k + 1}: a {_panel(ax)}." for k, ax in enumerate(panels))
+            head = say("Figure of {n} panels, \u201c{title}\u201d.", n=len(panels), title=sup) if sup else \
+                say("Figure of {n} panels.", n=len(panels))
+            alt = " ".join([head] + [say("Panel {k}: a {panel}.", k=k + 1, panel=_panel(ax, say))
+                                     for k, ax in enumerate(panels)])
         if finding:  # what it shows first, then how it is drawn
-            alt = f"{finding} {alt}"
+            alt = say("{a} {b}", a=finding, b=alt)
     if not caption:
         caption = alt
     return caption, alt
@@ -270,7 +285,10 @@ NARROW_WIDTH_IN = 3.8  # the phone's version: its panels stacked in one column t
 NARROW_CHUNK = b"naRr"  # a private PNG chunk: the phone's version inside the figure's PNG
 # What drew a figure's PNG: this module (its heat maps, descriptions and phone versions). A chapter whose stored
 # figures carry another version is executed again by course/build.py.
-FIGURES_VERSION = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+CATALOGUE = Path(__file__).resolve().parents[1] / "locale" / "zh_CN" / "LC_MESSAGES" / "outputs" / "figures.po"
+# (and its catalogue: a figure's Chinese words are drawn into its PNG when the chapter executes)
+FIGURES_VERSION = hashlib.sha256(Path(__file__).read_bytes()
+                                 + (CATALOGUE.read_bytes() if CATALOGUE.is_file() else b"")).hexdigest()[:12]
 
 
 def smallest_text_pt(fig) -> float:
@@ -603,8 +621,29 @@ def _wrap(text, width_in: float) -> None:
     import textwrap
 
     letters = int(width_in * 72 / (0.55 * text.get_fontsize()))
-    if "$" not in text.get_text() and len(text.get_text()) > letters:
-        text.set_text("\n".join(textwrap.fill(line, letters) for line in text.get_text().split("\n")))
+    if "$" not in text.get_text() and _letters(text.get_text()) > letters:
+        text.set_text("\n".join(textwrap.fill(line, letters) if _letters(line) == len(line) else _fill_wide(line, letters)
+                                for line in text.get_text().split("\n")))
+
+
+def _letters(text: str) -> int:
+    """How wide ``text`` is in average letters: a Chinese character (a wide one) counts two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _fill_wide(line: str, letters: int) -> str:
+    """A line with Chinese characters broken into lines of at most ``letters`` (``_letters``): between any two
+    characters, never inside a run of Latin letters or digits."""
+    out, current = [], ""
+    for piece in re.findall(r"[A-Za-z0-9.,%()\[\]_+\-]+|\s+|.", line):
+        if current and _letters(current + piece) > letters and not piece.isspace():
+            out.append(current.rstrip())
+            current = piece.lstrip()
+        else:
+            current += piece
+    return "\n".join(out + [current.rstrip()])
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -619,17 +658,21 @@ def with_narrow(png: bytes, narrow: bytes) -> bytes:
 
 def split_narrow(png: bytes) -> tuple[bytes, bytes | None]:
     """(the PNG without the phone's version, the phone's version or None)."""
+    return _split_chunk(png, NARROW_CHUNK)
+
+
+def _split_chunk(png: bytes, chunk: bytes) -> tuple[bytes, bytes | None]:
     if png[:8] != b"\x89PNG\r\n\x1a\n":
         return png, None
-    out, narrow, i = [png[:8]], None, 8
+    out, found, i = [png[:8]], None, 8
     while i + 8 <= len(png):
         n, kind = struct.unpack(">I4s", png[i:i + 8])
-        if kind == NARROW_CHUNK:
-            narrow = png[i + 8:i + 8 + n]
+        if kind == chunk:
+            found = png[i + 8:i + 8 + n]
         else:
             out.append(png[i:i + 12 + n])
         i += 12 + n
-    return b"".join(out), narrow
+    return b"".join(out), found
 
 
 def png_size(png: bytes) -> tuple[int, int]:
@@ -639,12 +682,35 @@ def png_size(png: bytes) -> tuple[int, int]:
 
 def _png_described(fig, **kwargs):
     """The inline backend's PNG (base64), carrying the figure's caption and alt text as PNG text chunks, and,
-    where a phone needs one (``needs_narrow``), the figure redrawn for a phone (``narrow_figure``)."""
+    where a phone needs one (``needs_narrow``), the figure redrawn for a phone (``narrow_figure``); and inside it
+    the figure of every other edition (``Edition.figure``, drawn with ``CJK_RC``), made the same way."""
     import base64
 
+    from course import editions
+
+    png = _figure_png(fig, *describe_figure(fig), {}, kwargs)
+    for language in editions.LANGUAGES[1:]:
+        edition = Edition(language)
+        with plt.rc_context(CJK_RC), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            other = edition.figure(fig)
+            caption, alt = describe_figure(other, edition)
+            for text in shown_words(other):
+                edition.words(text)  # what the drawn copy shows: a string the walk did not reach is listed
+            glyphs = sorted({str(w.message) for w in caught if "missing from" in str(w.message)})
+            translated = _figure_png(other, caption, alt, edition.png_text(), kwargs)
+            glyphs = sorted({*glyphs, *(str(w.message) for w in caught if "missing from" in str(w.message))})
+        if glyphs:
+            translated = with_text(translated, {"Missing glyphs": "; ".join(glyphs)})
+        png = with_edition(png, translated)
+    return base64.b64encode(png).decode("ascii")
+
+
+def _figure_png(fig, caption: str, alt: str, more: dict[str, str], kwargs) -> bytes:
+    """The PNG of ``fig`` at the width the page's column reads, its text chunks (caption, alt text, smallest
+    text, this module's version, ``more``), with its phone version inside where a phone needs one."""
     from IPython.core.pylabtools import print_figure
 
-    caption, alt = describe_figure(fig)
     page, width_in = fig, None
     if not is_diagram(fig):  # a diagram keeps its one layout (tapped, it opens at its natural size)
         for _ in range(4):  # narrower while its text would be scaled below READABLE_PX in the page's column
@@ -655,7 +721,7 @@ def _png_described(fig, **kwargs):
                 break
             width_in = page.get_size_inches()[0] * 0.97 * shown / READABLE_PX
     text = {"Text size": f"{smallest_text_pt(page) * page.dpi / 72:.1f}", "Course figures": FIGURES_VERSION,
-            **({"Diagram": "yes"} if is_diagram(fig) else {})}  # not redrawn: a phone opens it at its size when tapped
+            **({"Diagram": "yes"} if is_diagram(fig) else {}), **more}  # a diagram: a phone opens it at its size
     png = print_figure(page, "png", metadata={"Title": caption, "Description": alt, **text},
                        pil_kwargs={"optimize": True}, **kwargs)  # optimize: a smaller file, the same pixels
     if needs_narrow(fig, png_size(png)[0]):
@@ -669,7 +735,7 @@ def _png_described(fig, **kwargs):
                 break
             width_in *= 0.97 * shown / READABLE_PX
         png = with_narrow(png, small)
-    return base64.b64encode(png).decode("ascii")
+    return png
 
 
 def describe_figures(shell=None) -> bool:
@@ -712,3 +778,167 @@ def png_text(data: bytes) -> dict[str, str]:
             break
         i += 12 + n
     return out
+
+
+# --- the figure in the other editions (issue 31 §2) ------------------------------------------------------------
+# The chapters execute once; the Chinese page's figure is drawn in the same execution: the PNG formatter copies
+# the figure, turns every word it shows into Chinese (``Edition.figure``: titles, axis labels, the tick labels a
+# chapter named, legends, annotations, suptitles, table cells, caption and alt text) from the code catalogue
+# locale/zh_CN/LC_MESSAGES/outputs/figures.po, draws the copy with a CJK font (``CJK_RC``) through the same page
+# and phone steps, and embeds that PNG (its own phone version inside) in the English one, chunk
+# ``EDITION_CHUNK``. course/sphinx_ext.py serves it, its alt text and its caption on the Chinese pages.
+#
+# A catalogue msgid is a string as a figure shows it, or a template with ``{name}`` fields where the figure shows
+# numbers or names the cell computed ("loss after {n} steps"): the walk matches templates and fills the Chinese
+# with the very text it matched (numbers are never translated; a field that is itself a catalogue word, e.g.
+# "embeddings", is). A string with words that neither matches stays English and is listed in the Chinese PNG
+# (``Untranslated``), with the msgids it used (``Catalogue``) and any glyph the font lacked (``Missing glyphs``):
+# tests/test_figure_captions.py reads them from the built book.
+EDITION_CHUNK = b"zhEd"  # a private PNG chunk: the Chinese edition's PNG inside the figure's PNG
+CJK_RC = {"font.sans-serif": ["Noto Sans CJK SC", "DejaVu Sans"]}  # Debian's fonts-noto-cjk; DejaVu for what it lacks
+_FIELD = re.compile(r"\{(\w+)(?:![rsa])?(?::[^{}]*)?\}")
+_MATH = re.compile(r"\$[^$]*\$")
+_SPECIAL = re.compile(r"\[(?:CLS|SEP|PAD|MASK|UNK)\]")
+
+
+def has_words(text: str) -> bool:
+    """Whether a figure's string holds words to translate: a run of two lower-case letters outside its formulas
+    (``$d_k$``) and special tokens (``[CLS]``). Numbers, symbols, acronyms (BERT, MLM) are the same in Chinese."""
+    return re.search(r"[a-z]{2}", _SPECIAL.sub("", _MATH.sub("", text))) is not None
+
+
+@functools.cache
+def _templates(language: str) -> list[tuple[re.Pattern, str, str, dict[str, str]]]:
+    """(pattern, msgid, msgstr, group of each field) of every catalogue entry with ``{fields}`` and words, the most literal text first."""
+    from course import editions
+
+    out = []
+    for msgid, msgstr in editions.translations(language).items():
+        if not _FIELD.search(msgid) or not has_words(_FIELD.sub("", msgid)):
+            continue  # (a template of fields and punctuation, "{a}, {b}", would match anything)
+        pattern, pos, groups = "", 0, {}  # a field's name -> its group's (a name may be "0")
+        for m in _FIELD.finditer(msgid):
+            name = m.group(1)
+            group = groups.setdefault(name, f"f{len(groups)}_{name}" if name.isidentifier() else f"f{len(groups)}")
+            pattern += re.escape(msgid[pos:m.start()]) + (f"(?P={group})" if pos and group in pattern else f"(?P<{group}>.+?)")
+            pos = m.end()
+        out.append((re.compile(pattern + re.escape(msgid[pos:]), re.S), msgid, msgstr, groups))
+    return sorted(out, key=lambda t: -len(_FIELD.sub("", t[1])))
+
+
+class Edition:
+    """One language's words for what the figures (and course/drawings.py's drawings) show, from the code
+    catalogues; ``used`` the msgids it took, ``missing`` the strings with words it found no translation for."""
+
+    def __init__(self, language: str):
+        self.language = language
+        self.used: set[str] = set()
+        self.missing: set[str] = set()
+
+    def words(self, text: str) -> str:
+        """``text`` in this language: its catalogue entry, or a template's with the matched fields filled in;
+        a string without words as it is; else English, recorded in ``missing`` (and ``editions.untranslated``)."""
+        from course import editions
+
+        if self.language == editions.ENGLISH or not has_words(text):
+            return text
+        table = editions.translations(self.language)
+        if text in table:
+            self.used.add(text)
+            return table[text]
+        for pattern, msgid, msgstr, groups in _templates(self.language):
+            m = pattern.fullmatch(text)
+            if m:
+                self.used.add(msgid)
+                values = {name: m.group(group) for name, group in groups.items()}
+                self.used.update(v for v in values.values() if v in table)
+                return _FIELD.sub(lambda f: table.get(values[f.group(1)], values[f.group(1)])
+                                  if f.group(1) in values else f.group(0), msgstr)
+        self.missing.add(text)
+        editions.tr(text, self.language)  # recorded for editions.untranslated() too
+        return text
+
+    def say(self, msgid: str, **fields) -> str:
+        """A sentence this module writes (``msgid`` a template), in this language, its fields filled in."""
+        from course import editions
+
+        if self.language == editions.ENGLISH:
+            return msgid.format(**fields)
+        found = editions.translations(self.language).get(msgid)
+        if found is None:
+            self.missing.add(msgid)
+            editions.tr(msgid, self.language)
+            found = msgid
+        else:
+            self.used.add(msgid)
+        return found.format(**fields)
+
+    def figure(self, fig):
+        """A copy of ``fig`` whose every word is in this language (its caption and alt text too)."""
+        from matplotlib.table import Table
+        from matplotlib.text import Text
+        from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+        new = _copy(fig)
+        for attr in ("_course_caption", "_course_alt"):
+            if getattr(new, attr, None):
+                setattr(new, attr, self.words(getattr(new, attr)))
+        for ax in new.get_axes():
+            for axis in (ax.xaxis, ax.yaxis):
+                for which in (axis.major, axis.minor):  # the names a chapter gave its ticks, drawn again from these
+                    form = which.formatter
+                    if isinstance(form, FixedFormatter):
+                        form.seq = [self.words(str(s)) for s in form.seq]
+                    elif isinstance(form, FuncFormatter) and isinstance(form.func, functools.partial) and \
+                            isinstance(form.func.args[0], dict):  # set_ticks(locations, labels)'s table
+                        names = {k: self.words(str(v)) for k, v in form.func.args[0].items()}
+                        form.func = functools.partial(form.func.func, names, *form.func.args[1:])
+        texts = set(new.findobj(Text))
+        for table in new.findobj(Table):
+            texts.update(cell.get_text() for cell in table.get_celld().values())
+        for text in texts:
+            if text.get_text():
+                text.set_text(self.words(text.get_text()))
+        return new
+
+    def png_text(self) -> dict[str, str]:
+        """What the edition's PNG says of its words: the language, the msgids used, the strings left English."""
+        import json
+
+        return {"Language": self.language, "Catalogue": json.dumps(sorted(self.used), ensure_ascii=False),
+                **({"Untranslated": json.dumps(sorted(self.missing))} if self.missing else {})}
+
+
+_ENGLISH = Edition("en")  # English: the source, every template as written
+
+
+def shown_words(fig) -> list[str]:
+    """Every string with words the drawn figure shows (titles, labels, tick labels, legends, notes, cells)."""
+    from matplotlib.table import Table
+    from matplotlib.text import Text
+
+    _renderer(fig)
+    fig.draw_without_rendering()  # the tick labels as their formatters write them
+    texts = [t for t in fig.findobj(Text) if t.get_visible()]
+    for table in fig.findobj(Table):
+        texts += [cell.get_text() for cell in table.get_celld().values()]
+    return [t.get_text() for t in texts if has_words(t.get_text())]
+
+
+def with_edition(png: bytes, edition: bytes) -> bytes:
+    """``png`` carrying another edition's PNG (``edition``) in a chunk of its own, before its end."""
+    end = png.rindex(b"IEND") - 4
+    return png[:end] + _chunk(EDITION_CHUNK, edition) + png[end:]
+
+
+def split_edition(png: bytes) -> tuple[bytes, bytes | None]:
+    """(the PNG without the other edition's, the other edition's PNG or None)."""
+    return _split_chunk(png, EDITION_CHUNK)
+
+
+def with_text(png: bytes, text: dict[str, str]) -> bytes:
+    """``png`` with more text chunks (iTXt, UTF-8), before its end."""
+    end = png.rindex(b"IEND") - 4
+    chunks = b"".join(_chunk(b"iTXt", key.encode("latin-1") + b"\0\0\0\0\0" + value.encode("utf-8"))
+                      for key, value in text.items())
+    return png[:end] + chunks + png[end:]

@@ -173,10 +173,13 @@ def _repository_url_in_text(app, pagename, templatename, context, doctree):
 
 def _describe_figures(app, doctree, docname):
     """Every PNG figure of the page that carries a caption and alt text (course/plots.py writes them into the
-    PNG when a chapter shows a figure) becomes a <figure>: the image with that alt text, then a <figcaption>."""
+    PNG when a chapter shows a figure) becomes a <figure>: the image with that alt text, then a <figcaption>.
+    A translation's page serves the figure its edition carries inside the PNG (drawn in its language by the
+    same execution, with its own alt text and caption); the page's PNG keeps neither the other edition nor the
+    phone's version (that one is written beside it)."""
     from docutils import nodes
 
-    from course.plots import plain_text, png_text, split_narrow
+    from course.plots import plain_text, png_text, split_edition, split_narrow
 
     for k, image in enumerate(list(doctree.findall(nodes.image))):
         uri = image.get("uri", "")
@@ -185,11 +188,15 @@ def _describe_figures(app, doctree, docname):
         path = Path(app.srcdir) / uri.lstrip("/")
         if not path.is_file():
             continue
-        data = path.read_bytes()
-        wide, narrow = split_narrow(data)
+        original = path.read_bytes()
+        data, other = split_edition(original)
+        if other is not None and png_text(other).get("Language") == app.config.language:
+            data = other  # the figure drawn in the page's language
+        data, narrow = split_narrow(data)
         if narrow is not None:  # the phone's version beside the PNG; the PNG Sphinx copies into the page without it
             _narrow_path(path).write_bytes(narrow)
-            path.write_bytes(data := wide)
+        if data != original:
+            path.write_bytes(data)
         if _narrow_path(path).is_file():
             image["classes"].append(NARROW_CLASS)
         text = png_text(data)
