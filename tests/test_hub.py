@@ -330,6 +330,30 @@ def test_a_busy_port_and_a_taken_account_are_refused():
         preflight.check_new_accounts(["root"], set())
 
 
+def test_ctrl_c_stops_start_even_where_sigint_comes_ignored():
+    """A script's background command (``cmd &`` without job control, as in CI) inherits SIGINT ignored; start takes
+    it back before any work, so Ctrl-C still stops it (and everything it starts: a Python handler is reset to the
+    default in a child). Without it, make check's term waited out its 120 s teardown."""
+    code = ("import signal, sys, time; from bertgrader.hub import server; "
+            "signal.signal(signal.SIGINT, signal.SIG_IGN); "  # as inherited from `cmd &`
+            "server.answer_ctrl_c() if sys.argv[1] == 'start' else None; print('ready', flush=True); time.sleep(120)")
+    # the control (SIGINT left ignored) must outlive a few seconds; the fixed one stops (given a minute under load)
+    for how, stopped, wait in (("start", True, 60), ("as-inherited", False, 3)):
+        proc = subprocess.Popen([sys.executable, "-c", code, how], cwd=REPO, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True)  # its KeyboardInterrupt traceback
+        try:
+            assert proc.stdout.readline() == "ready\n"
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=wait)
+            except subprocess.TimeoutExpired:
+                pass
+            assert (proc.returncode is not None) == stopped, (how, proc.returncode)
+        finally:
+            proc.kill()
+            proc.wait()
+
+
 @pytest.mark.full  # minutes: make check runs it, make test does not
 @pytest.mark.skipif(os.geteuid() != 0, reason="the course server creates local accounts: root only (CI runs as root)")
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)")

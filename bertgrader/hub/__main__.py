@@ -121,6 +121,7 @@ Each student ({', '.join(s['students'])}): log in, Nbgrader menu > Assignment Li
 
 
 def start(a: argparse.Namespace) -> int:
+    server.answer_ctrl_c()  # also when started in a script's background, where SIGINT comes ignored
     preflight.check_names(a.students, a.instructor)
     old = load(a.state)
     if old is not None and (old["students"], old["instructor"]) != (a.students, a.instructor):

@@ -49,6 +49,16 @@ def stop_hub(proc: subprocess.Popen, timeout: float = 60) -> None:
             proc.wait()
 
 
+def answer_ctrl_c() -> None:
+    """Ctrl-C (SIGINT) stops the server wherever it was started. A command a script starts in the background
+    (``cmd &`` in a non-interactive shell: CI, ``nohup``) inherits SIGINT ignored, and so would JupyterHub and each
+    JupyterLab it starts: Ctrl-C did nothing (test_hub's teardown waited its 120 s out in make check), and each
+    JupyterLab would outlast JupyterHub's SIGINT before its SIGTERM. Restored here, before anything is started,
+    every process of the server takes SIGINT again (a Python handler is reset to the default in a child)."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def serve_until_stopped(proc: subprocess.Popen) -> int:
     """Wait for the hub; on SIGINT or SIGTERM stop it cleanly. Returns the exit status for the command."""
     stopping = []
