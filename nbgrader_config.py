@@ -16,6 +16,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 
 from bertgrader.config import configure
 from bertgrader.preprocessors import CleanSubmission, LatePenaltyAgain, SafeFeedback, TrustedExecute
+from bertgrader.translated import RestoreTranslatedCells
 
 c = get_config()  # noqa: F821 (provided by nbgrader when it loads this file)
 
@@ -50,8 +51,9 @@ c.TrustedExecute.source_root = os.path.join(c.CourseDirectory.root, c.CourseDire
 c.CleanSubmission.source_root = c.TrustedExecute.source_root
 # A submission's nbgrader metadata is the release's (CleanSubmission first): a cell the student added with
 # nbgrader metadata of its own would otherwise stop the whole run, every student after it ungraded.
+c.RestoreTranslatedCells.source_root = c.TrustedExecute.source_root
 c.Autograde.sanitize_preprocessors = [CleanSubmission, ClearOutput, DeduplicateIds, OverwriteKernelspec,
-                                      OverwriteCells, CheckCellMetadata]
+                                      OverwriteCells, RestoreTranslatedCells, CheckCellMetadata]
 c.Autograde.autograde_preprocessors = [TrustedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
                                        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 # Feedback: inert outputs only, markdown sanitised, so a student cannot put live script into a page.

@@ -54,7 +54,7 @@ from pathlib import Path
 
 import nbformat
 
-from bertgrader.i18n import ENGLISH, LANGUAGES, gettext as _
+from bertgrader.i18n import ENGLISH, LANGUAGES, tr
 
 HIDDEN_TESTS = "hidden_tests.py"  # in solutions/<a>/: one function per graded cell, named by its grade id
 
@@ -68,16 +68,16 @@ from bertgrader.kernel.notebook import *  # warnings to stdout (nbgrader zeroes 
 
 def setup_preamble(language: str = "en") -> str:
     """SETUP_PREAMBLE in ``language`` (its comments; the code is the same)."""
-    return (f"# {_('Setup (read-only): run this cell first.', language)}\n"
+    return (f"# {tr('Setup (read-only): run this cell first.', language)}\n"
             "from bertgrader.kernel.notebook import *  # "
-            f"{_('warnings to stdout (nbgrader zeroes a cell that writes to stderr), bertlib_unavailable', language)}\n")
+            f"{tr('warnings to stdout (nbgrader zeroes a cell that writes to stderr), bertlib_unavailable', language)}\n")
 
 
 def hidden_note(language: str = "en") -> str:
     """HIDDEN_NOTE in ``language``."""
     if language == "en":
         return HIDDEN_NOTE
-    return "# " + _("The grader also checks this part on new inputs (hidden tests), outside your kernel: passing the "
+    return "# " + tr("The grader also checks this part on new inputs (hidden tests), outside your kernel: passing the "
                     "visible tests above is necessary, not sufficient.", language)
 STAR_MODULE = Path(__file__).resolve().parent / "kernel" / "notebook.py"  # the preamble's `import *`: its __all__
 

@@ -41,7 +41,9 @@ from pathlib import Path
 
 import torch
 
+from bertgrader import i18n
 from bertgrader.assignment import HIDDEN_TESTS
+from bertgrader.i18n import ENGLISH, N_, tr
 from bertgrader.kernel import wire
 from bertgrader.kernel.watch import float_tensors, lift_leaves, map_tensors
 from bertgrader.remote import EffectFailed, KernelGone, Linearised, StudentError
@@ -62,7 +64,7 @@ def tensor(value, what: str = "the result") -> torch.Tensor:
     """``value`` as a tensor, or a CheckFailed that says what came back instead."""
     if isinstance(value, torch.Tensor):
         return value
-    raise CheckFailed(f"expected {what} to be a torch.Tensor, got {type(value).__name__}")
+    raise CheckFailed(tr("expected {what} to be a torch.Tensor, got {type}", what=what, type=type(value).__name__))
 
 
 @contextlib.contextmanager
@@ -73,11 +75,11 @@ def case(description: str):
     except KernelGone:
         raise
     except (CheckFailed, EffectFailed) as e:
-        raise CheckFailed(f"{description}: {e}") from None
+        raise CheckFailed(tr("{case}: {message}", case=description, message=e)) from None
     except StudentError as e:
-        raise CheckFailed(f"{description}: your code {e}") from None
+        raise CheckFailed(tr("{case}: your code {error}", case=description, error=e)) from None
     except Exception as e:  # the answer had a form the test did not expect (a list for a tensor, say)
-        raise CheckFailed(f"{description}: {_unexpected(e)}") from None
+        raise CheckFailed(tr("{case}: {message}", case=description, message=_unexpected(e))) from None
 
 
 # The module an assignment's tests build their inputs with, solutions/<a>/inputs.py: handed out beside the
@@ -86,16 +88,23 @@ def case(description: str):
 INPUTS = "inputs"
 
 
-def load(source_dir: Path):
+def load(source_dir: Path, language: str = ENGLISH):
     """The hidden-tests module of an assignment's source folder, or None if it has none. While it loads,
-    ``import inputs`` finds that folder's inputs.py (each assignment its own, whichever was loaded before)."""
+    ``import inputs`` finds that folder's inputs.py (each assignment its own, whichever was loaded before).
+    In another language, the same module with its messages translated (bertgrader.i18n: only the text of its
+    string literals differs, from the assignment's catalogue)."""
     path = Path(source_dir) / HIDDEN_TESTS
     if not path.is_file():
         return None
     spec = importlib.util.spec_from_file_location(f"hidden_tests_{Path(source_dir).name}", path)
     module = importlib.util.module_from_spec(spec)
     with _inputs_of(Path(source_dir)):
-        spec.loader.exec_module(module)
+        if language == ENGLISH:
+            spec.loader.exec_module(module)
+        else:
+            table = i18n.translations(Path(source_dir).parents[1], Path(source_dir).name, language)
+            code = compile(i18n.translate_module(path.read_text(encoding="utf-8"), table), str(path), "exec")
+            exec(code, module.__dict__)
     return module
 
 
@@ -125,7 +134,7 @@ def run(module, grade_id: str, student) -> str | None:
     Raises KernelGone if the kernel stopped (the caller marks the remaining cells)."""
     test = getattr(module, grade_id, None)
     if test is None:
-        return f"the grader has no hidden tests for the cell {grade_id!r} (tell your instructor)"
+        return tr("the grader has no hidden tests for the cell {cell!r} (tell your instructor)", cell=grade_id)
     try:
         test(student)
     except KernelGone:
@@ -133,15 +142,15 @@ def run(module, grade_id: str, student) -> str | None:
     except (CheckFailed, EffectFailed) as e:
         return str(e)
     except StudentError as e:
-        return f"your code {e}"
+        return tr("your code {error}", error=e)
     except Exception as e:  # never lets one answer stop the grading of the others
         return _unexpected(e)
     return None
 
 
 def _unexpected(e: Exception) -> str:
-    return (f"your answer could not be checked ({type(e).__name__}: {str(e)[:300]}): check what your function "
-            "returns (its type, shape and dtype)")
+    return tr("your answer could not be checked ({type}: {error}): check what your function returns (its type, "
+              "shape and dtype)", type=type(e).__name__, error=str(e)[:300])
 
 
 def kind_of(value) -> str:
@@ -149,8 +158,8 @@ def kind_of(value) -> str:
     from bertgrader.remote import Remote
 
     if isinstance(value, Remote):
-        return f"an object that is not plain data ({value!r})"
-    return f"a {type(value).__name__}"
+        return tr("an object that is not plain data ({value!r})", value=value)
+    return tr("a {type}", type=type(value).__name__)
 
 
 def check_like(got, expected: torch.Tensor, what: str = "the result", shape: bool = True) -> torch.Tensor:
@@ -158,12 +167,14 @@ def check_like(got, expected: torch.Tensor, what: str = "the result", shape: boo
     float32, or a result moved to another device, fails with the reason in words."""
     got = tensor(got, what)
     if shape:
-        check(got.shape == expected.shape, f"expected {what} of shape {tuple(expected.shape)}, got {tuple(got.shape)}")
+        check(got.shape == expected.shape, tr("expected {what} of shape {expected}, got {got}", what=what,
+                                              expected=tuple(expected.shape), got=tuple(got.shape)))
     check(got.dtype == expected.dtype,
-          f"{what} has dtype {got.dtype} where the reference's has {expected.dtype}: compute in the dtype of "
-          "the inputs (no .float() or dtype of your own where they are float64), and return what the task asks for")
-    check(got.device == expected.device, f"{what} is on {got.device}, the inputs on {expected.device}: keep "
-                                         "the result on the inputs' device")
+          tr("{what} has dtype {got} where the reference's has {expected}: compute in the dtype of the inputs (no "
+             ".float() or dtype of your own where they are float64), and return what the task asks for", what=what,
+             got=got.dtype, expected=expected.dtype))
+    check(got.device == expected.device, tr("{what} is on {got}, the inputs on {expected}: keep the result on the "
+                                            "inputs' device", what=what, got=got.device, expected=expected.device))
     return got
 
 
@@ -211,9 +222,10 @@ def _grad_label(key: str, names: dict) -> str:
     head, _, rest = key.partition(".")
     if head.isdigit() or head in names:
         name = names.get(head)
-        arg = (f"`{name}` (argument {int(head) + 1})" if name else f"argument {int(head) + 1}") if head.isdigit() \
-            else f"`{head}`"
-        return f"`{rest}` of the module given as {arg}" if rest else f"the input {arg}"
+        arg = (tr("`{name}` (argument {n})", name=name, n=int(head) + 1) if name
+               else tr("argument {n}", n=int(head) + 1)) if head.isdigit() else f"`{head}`"
+        return tr("`{name}` of the module given as {arg}", name=rest, arg=arg) if rest \
+            else tr("the input {arg}", arg=arg)
     return f"`{key}`"
 
 
@@ -269,31 +281,33 @@ def same_gradients(remote_fn, reference_fn, *args, output=None, seed: int = 0, r
 
 
 def compare_gradients(got: dict, expected: dict, shape, rtol: float = 1e-4, atol: float = 1e-5,
-                      whose: str = "the reference's") -> None:
+                      whose: str = N_("the reference's")) -> None:
     """``got`` (what Remote.gradients answered) against ``expected`` ({key: gradient}, as reference_gradients
     gives, or another answer's "grads"): every gradient ``expected`` has reaches the same key with the same
     values. same_gradients' comparison; a test compares two calls of the student's with it (train mode against
     eval mode where dropout drops nothing, say)."""
     names = got.get("names") if isinstance(got.get("names"), dict) else {}
-    check(list(got["shape"]) == list(shape), f"expected an output of shape {tuple(shape)}, got {tuple(got['shape'])}")
+    check(list(got["shape"]) == list(shape), tr("expected an output of shape {expected}, got {got}",
+                                                expected=tuple(shape), got=tuple(got["shape"])))
     check(got.get("connected") is True,
-          "no gradient flows back through your result at all (is it detached, computed under torch.no_grad(), "
-          "or rebuilt from .item() or .tolist()?)")
+          tr("no gradient flows back through your result at all (is it detached, computed under torch.no_grad(), "
+             "or rebuilt from .item() or .tolist()?)"))
     theirs = got["grads"]
     reached = {key: ref for key, ref in expected.items() if ref is not None and bool(ref.abs().max() > 0)}
     if not reached:  # a test that compares nothing would pass anything
         raise ValueError("compare_gradients: the expected gradient reaches no float input and no parameter")
     for key, ref in reached.items():
         label = _grad_label(key, names)
-        check(key in theirs, f"{label} is missing: keep the parameter names the task gives")
+        check(key in theirs, tr("{label} is missing: keep the parameter names the task gives", label=label))
         mine = theirs[key]
         check(mine is not None and bool(mine.abs().max() > 0),
-              f"no gradient reaches {label} (is it detached, read through .data, .detach() or .item(), or used "
-              "under torch.no_grad()?)")
-        check(mine.shape == ref.shape, f"the gradient of {label} has shape {tuple(mine.shape)}, expected "
-                                       f"{tuple(ref.shape)}")
+              tr("no gradient reaches {label} (is it detached, read through .data, .detach() or .item(), or used "
+                 "under torch.no_grad()?)", label=label))
+        check(mine.shape == ref.shape, tr("the gradient of {label} has shape {got}, expected {expected}", label=label,
+                                          got=tuple(mine.shape), expected=tuple(ref.shape)))
         diff = (mine.double() - ref.double()).abs().max().item()
         scale = max(1.0, ref.abs().max().item())
         check(diff <= atol * scale + rtol * ref.abs().max().item(),
-              f"the gradient of {label} differs from {whose} by up to {diff:.3g}: your function computes "
-              "the same values by another path, or lets a value through that should be cut off")
+              tr("the gradient of {label} differs from {whose} by up to {diff:.3g}: your function computes the same "
+                 "values by another path, or lets a value through that should be cut off", label=label,
+                 whose=tr(whose), diff=diff))

@@ -21,6 +21,8 @@ from pathlib import Path
 from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 
+from bertgrader import i18n
+from bertgrader.i18n import tr
 from bertgrader.sanitize import clean_page
 
 MATHJAX_PACKAGE = "sphinx-mathjax-offline"
@@ -96,7 +98,7 @@ def verdict(cell) -> tuple[bool, str]:
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
     if not errors:
         said = "".join(str(o.get("text", "")) for o in cell.get("outputs", []) if o.get("output_type") == "stream")
-        return True, (said.strip() or "Passed.")[:VERDICT_CAP]
+        return True, (said.strip() or tr("Passed."))[:VERDICT_CAP]
     e = errors[0]
     name, message = str(e.get("ename", "")), str(e.get("evalue", "")).strip()
     said = message if name in _SAID_AS_IS else f"{name}: {message}"
@@ -291,7 +293,17 @@ class OfflineHTMLExporter(HTMLExporter):
                 self._known[assignment] = []
         return self._known[assignment]
 
+    def _create_environment(self):
+        env = super()._create_environment()
+        env.globals["tr"] = tr  # the page's own labels, in the language of the notebook (from_notebook_node)
+        return env
+
     def from_notebook_node(self, nb, resources=None, **kw):
+        # The notebook's language (untrusted: it chooses the labels' language, nothing else).
+        with i18n.speaking(i18n.language_of(nb)):
+            return self._from_notebook_node(nb, resources, **kw)
+
+    def _from_notebook_node(self, nb, resources=None, **kw):
         if self.template_name == "bert_feedback":
             nb = copy.deepcopy(nb)
             try:

@@ -96,7 +96,12 @@ def gettext(text: str, language: str | None = None, **fields) -> str:
     return found.format(**fields) if fields else found
 
 
-_ = gettext
+tr = gettext  # the name bertgrader's modules call it by: tr("...", name=value)
+
+
+def N_(text: str) -> str:
+    """A message kept in a table and translated where it is shown (``tr(table[key])``): marked for extraction."""
+    return text
 
 
 # ------------------------------------------------------------------------------------------------ catalogues
@@ -276,7 +281,7 @@ def code_spans(code: str, first_line: int = 1, skip_lines: frozenset = frozenset
         spans.append(_Span(starts[group[0].start[0] - 1] + group[0].start[1],
                            starts[group[-1].end[0] - 1] + group[-1].end[1],
                            Message(text, "f-string" if is_f else "string", first_line + group[0].start[0] - 1),
-                           quote=pieces[0][2][0] if len(quotes) == 1 else '"',
+                           quote=pieces[0][2] if len(pieces) == 1 else pieces[0][2][0] if len(quotes) == 1 else '"',
                            raw_fields=tuple(f for p in pieces for f in p[3])))
     return sorted(spans, key=lambda s: s.start)
 
@@ -303,7 +308,9 @@ def render_literal(span: _Span, translation: str) -> str:
     """The Python literal that says ``translation`` where ``span`` said its message: a string's repr; an
     f-string with the English's replacement fields, as written there, wherever the translation puts them."""
     if span.message.kind != "f-string":
-        return repr(translation)
+        if len(span.quote) == 3:  # a docstring stays one, however it is worded
+            return span.quote + translation.replace("\\", "\\\\").replace(span.quote[0], "\\" + span.quote[0]) + span.quote
+        return span.quote + _escape(translation, span.quote, False) + span.quote
     known = sorted(set(span.raw_fields), key=len, reverse=True)
     quotes = [q for q in ('"', "'") if not any(q in f for f in known)]
     quote = span.quote if span.quote in quotes else (quotes[0] if quotes else '"""')
@@ -551,9 +558,9 @@ def extract(root: Path, names: list[str] | None = None) -> None:
     extract_own()
 
 
-# bertgrader's own messages: every call _("...") / gettext("...") with a literal first argument, in the package's
-# modules and its templates ({{ _("...") }}).
-_TEMPLATE_CALL = re.compile(r"""\b_\(\s*(?P<q>["'])(?P<text>.*?)(?P=q)""")
+# bertgrader's own messages: every call tr("...") / gettext("...") with a literal first argument, in the package's
+# modules and its templates ({{ tr("...") }}).
+_TEMPLATE_CALL = re.compile(r"""\btr\(\s*(?P<q>["'])(?P<text>.*?)(?P=q)""")
 
 
 def own_messages() -> list[tuple[str, Message]]:
@@ -564,7 +571,7 @@ def own_messages() -> list[tuple[str, Message]]:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("_", "gettext") and node.args \
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("tr", "gettext", "N_") and node.args \
                     and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 out.append((str(path.relative_to(package)), Message(node.args[0].value, "string", node.lineno)))
     for path in sorted((package / "templates").rglob("*.tpl")) + sorted((package / "templates").rglob("*.j2")):
@@ -595,6 +602,13 @@ def progress(root: Path) -> dict[tuple[str, str], tuple[int, int]]:
     return out
 
 
+def check_own(language: str) -> list[str]:
+    """Every translation of bertgrader's own catalogue that drops or adds a format field."""
+    path = PACKAGE_CATALOGUE / language / "LC_MESSAGES" / "bertgrader.po"
+    return [f"{path}: {msgid[:60]!r}: the translation keeps the English's fields exactly" for msgid, found in
+            _translated_entries(path).items() if fields(msgid, "string") != fields(found, "string")]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bertgrader.i18n", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["extract", "check", "progress", "release"])
@@ -620,6 +634,7 @@ def main(argv=None) -> int:
                 print(write_release(args.root, name, language))
         return 0
     problems = [p for name in names for language in LANGUAGES for p in check(args.root, name, language)]
+    problems += [p for language in LANGUAGES for p in check_own(language)]
     print("\n".join(problems) if problems else f"translations: no problem ({len(names)} assignments)")
     return 1 if problems else 0
 

@@ -36,7 +36,8 @@ from nbclient.util import run_sync
 from nbgrader.preprocessors import AssignLatePenalties, Execute, NbGraderPreprocessor
 from traitlets import Enum, Integer, List, Unicode
 
-from bertgrader import checks
+from bertgrader import checks, i18n
+from bertgrader.i18n import N_, tr
 from bertgrader.kernel_manager import SandboxedKernelManager
 from bertgrader.kernel.kernel_side import MIME
 from bertgrader.remote import KernelGone, Student
@@ -45,7 +46,7 @@ from bertgrader.sandbox import Limits, Sandbox, check_available, package_dir
 from bertgrader.switch_off import probe_code, stubbed_bertlib
 
 SAFE_MIME = {"text/plain", "image/png", "image/jpeg", MIME}
-NOT_RUN = "not graded: {why}; the cells after it could not run"
+NOT_RUN = N_("not graded: {why}; the cells after it could not run")  # tr(NOT_RUN, why=...)
 _sandbox_checked: list = []
 
 
@@ -85,7 +86,7 @@ def make_safe(out, cap: int):
     if kind == "stream":
         text = out.get("text", "")
         if len(text) > cap:
-            out["text"] = text[:cap] + f"\n... output cut at {cap} characters ...\n"
+            out["text"] = text[:cap] + "\n" + tr("... output cut at {cap} characters ...", cap=cap) + "\n"
     elif kind == "error":
         out["evalue"] = str(out.get("evalue", ""))[:cap]
         out["traceback"] = [str(t)[:cap] for t in out.get("traceback", [])][:100]
@@ -93,9 +94,9 @@ def make_safe(out, cap: int):
         data = out.get("data", {})
         kept = {k: v for k, v in data.items() if k in SAFE_MIME and k != MIME}
         if not kept and data:
-            kept = {"text/plain": "[a rich output (HTML, script or widget) removed by the grader]"}
+            kept = {"text/plain": tr("[a rich output (HTML, script or widget) removed by the grader]")}
         if isinstance(kept.get("text/plain"), str) and len(kept["text/plain"]) > cap:
-            kept["text/plain"] = kept["text/plain"][:cap] + f"\n... output cut at {cap} characters ..."
+            kept["text/plain"] = kept["text/plain"][:cap] + "\n" + tr("... output cut at {cap} characters ...", cap=cap)
         out["data"] = kept
         out["metadata"] = {}
     return out
@@ -131,11 +132,11 @@ class TrustedExecute(Execute):
         "kernel is stopped and the cells left are not graded")).tag(config=True)
 
     # ------------------------------------------------------------------ set-up
-    def _hidden_tests(self, resources):
+    def _hidden_tests(self, resources, language: str = i18n.ENGLISH):
         assignment = resources.get("nbgrader", {}).get("assignment")
         if not self.source_root or not assignment:
             raise RuntimeError("TrustedExecute needs source_root (set in nbgrader_config.py) and an assignment")
-        module = checks.load(Path(self.source_root) / assignment)
+        module = checks.load(Path(self.source_root) / assignment, language)
         if module is None:
             raise RuntimeError(f"no {checks.HIDDEN_TESTS} in {Path(self.source_root) / assignment}: the graded "
                                f"cells of {assignment} have no trusted tests")
@@ -153,7 +154,7 @@ class TrustedExecute(Execute):
         overlays, hidden = {}, []
         switched_off = list(getattr(self._module, "SWITCHED_OFF", []))
         if switched_off:
-            overlays[str(package_dir("bertlib"))] = str(stubbed_bertlib(switched_off))
+            overlays[str(package_dir("bertlib"))] = str(stubbed_bertlib(switched_off, i18n.current()))
         try:  # its folder, found without importing it (2-3 s in the grader's process)
             spec = importlib.util.find_spec("transformers")
         except (ImportError, ValueError):
@@ -192,7 +193,13 @@ class TrustedExecute(Execute):
                            f"is {printed.strip() or status}); is bertlib installed in this Python from another folder?")
 
     def preprocess(self, nb, resources=None, km=None):
-        self._module = self._hidden_tests(resources)  # before any kernel starts: a clear error if missing
+        # The notebook's language (untrusted) chooses the text of the messages only: the same hidden tests run.
+        language = i18n.language_of(nb)
+        with i18n.speaking(language):
+            return self._preprocess(nb, resources, km, language)
+
+    def _preprocess(self, nb, resources, km, language):
+        self._module = self._hidden_tests(resources, language)  # before any kernel starts: a clear error if missing
         if self.sandbox == "bwrap":
             if not _sandbox_checked:
                 check_available()
@@ -225,13 +232,13 @@ class TrustedExecute(Execute):
                 self._grade_deferred()
             return cell, resources
         if not self._dead and time.monotonic() > self._deadline:
-            self._stop_kernel(f"the notebook ran past its time limit of {self.notebook_seconds} s")
+            self._stop_kernel(tr("the notebook ran past its time limit of {seconds} s", seconds=self.notebook_seconds))
         if _is_test_cell(cell):
             # Graded after the notebook's last cell (_grade_deferred), on its final state: no cell of the
             # student's runs after a hidden call, so none can print what a call was given. Until then the
             # cell says it was not graded (a cell left so scores nothing).
-            cell.outputs = [_error_output("NotGraded", NOT_RUN.format(why=self._dead) if self._dead else
-                                          "not graded: the grading stopped before the hidden tests ran")]
+            cell.outputs = [_error_output("NotGraded", tr(NOT_RUN, why=self._dead) if self._dead else
+                                          tr("not graded: the grading stopped before the hidden tests ran"))]
             if not self._dead:
                 self._deferred.append((index, cell))
         elif self._dead:
@@ -259,17 +266,17 @@ class TrustedExecute(Execute):
         for index, cell in self._deferred:
             self._index, self._cell = index, cell
             if self._dead:
-                cell.outputs = [_error_output("NotGraded", NOT_RUN.format(why=self._dead))]
+                cell.outputs = [_error_output("NotGraded", tr(NOT_RUN, why=self._dead))]
                 continue
             grade_id = cell.metadata["nbgrader"]["grade_id"]
             try:
                 message = checks.run(self._module, grade_id, self._student)
             except KernelGone as e:
                 self._dead = self._dead or str(e)
-                message = f"not graded: {e}"
+                message = tr("not graded: {why}", why=e)
             if message is None:
                 cell.outputs = [nbformat.v4.new_output(
-                    "stream", name="stdout", text="Passed: the grader's checks of this part (visible and hidden).\n")]
+                    "stream", name="stdout", text=tr("Passed: the grader's checks of this part (visible and hidden).") + "\n")]
             else:
                 cell.outputs = [_error_output("CheckFailed", message)]
         self._deferred = []
@@ -307,7 +314,7 @@ class TrustedExecute(Execute):
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
-            self._dead = "the kernel stopped (it crashed, exited or ran out of memory or CPU time)"
+            self._dead = tr("the kernel stopped (it crashed, exited or ran out of memory or CPU time)")
             self._died_in = index
             cell.outputs.append(_error_output("DeadKernelError", self._dead))
         except CellTimeoutError:
@@ -325,7 +332,7 @@ class TrustedExecute(Execute):
         """Stop the kernel once the notebook has sent more than its total budget of output."""
         if self._received <= self.max_submission_bytes or self._dead:
             return False
-        self._stop_kernel(f"the notebook sent more than {self.max_submission_bytes // 2**20} MiB of output in all")
+        self._stop_kernel(tr("the notebook sent more than {mib} MiB of output in all", mib=self.max_submission_bytes // 2**20))
         return True
 
     def _run_in_kernel(self, code: str, metadata: dict | None = None):
@@ -334,13 +341,13 @@ class TrustedExecute(Execute):
         if self._dead:
             return [], "dead"
         if time.monotonic() > self._deadline:
-            self._stop_kernel(f"the notebook ran past its time limit of {self.notebook_seconds} s")
+            self._stop_kernel(tr("the notebook ran past its time limit of {seconds} s", seconds=self.notebook_seconds))
             return [], "dead"
         scratch = nbformat.v4.new_code_cell(code)
         try:
             self._execute_aside(scratch, metadata)
         except DeadKernelError:
-            self._dead = "the kernel stopped (it crashed, exited or ran out of memory or CPU time)"
+            self._dead = tr("the kernel stopped (it crashed, exited or ran out of memory or CPU time)")
             return [], "dead"
         except CellTimeoutError:
             self._after_timeout()
@@ -382,8 +389,8 @@ class TrustedExecute(Execute):
         finally:
             self.timeout = saved
         if not ok:
-            self._stop_kernel("the kernel stopped answering after a cell ran past its time limit (it ignores "
-                              "interrupts)")
+            self._stop_kernel(tr("the kernel stopped answering after a cell ran past its time limit (it ignores "
+                                 "interrupts)"))
 
     def _stop_kernel(self, why: str):
         self._dead = why
@@ -434,7 +441,8 @@ class TrustedExecute(Execute):
             if cell_index not in self._cut:
                 self._cut.add(cell_index)
                 outs.append(nbformat.v4.new_output(
-                    "stream", name="stdout", text=f"\n... output cut at {self.max_output_chars} characters ...\n"))
+                    "stream", name="stdout", text="\n" + tr("... output cut at {cap} characters ...",
+                                                              cap=self.max_output_chars) + "\n"))
             return None
         make_safe(out, self.max_output_chars)
         return out

@@ -31,9 +31,12 @@ not exist, or no reason, is a ValueError).
 """
 from __future__ import annotations
 
+import re
+
 import torch
 
 from bertgrader import effects
+from bertgrader.i18n import tr
 from bertgrader.kernel import wire
 from bertgrader.kernel.kernel_side import MIME, REQUEST_KEY
 
@@ -102,25 +105,32 @@ class Student:
         else:
             outputs, status = self._run(code.format(repr(text)))
         if status == "dead":
-            raise KernelGone("the kernel stopped (it crashed, exited or ran out of memory or time)")
+            raise KernelGone(tr("the kernel stopped (it crashed, exited or ran out of memory or time)"))
         if status == "timeout":
-            raise StudentError("did not return within the time limit of a cell (an endless loop?)", kind="timeout")
+            raise StudentError(tr("did not return within the time limit of a cell (an endless loop?)"), kind="timeout")
         payloads = [o for o in outputs if o.get("output_type") == "display_data" and MIME in o.get("data", {})]
         if not payloads:
-            raise StudentError("the call gave no answer (did the code replace the grader's helper?)", "protocol")
+            raise StudentError(tr("the call gave no answer (did the code replace the grader's helper?)"), "protocol")
         try:
             answer = wire.decode(wire.from_text(payloads[-1]["data"][MIME]))
         except wire.WireError as e:
-            raise StudentError(f"the answer could not be read as data ({e})", "protocol") from None
+            raise StudentError(tr("the answer could not be read as data ({error})", error=e), "protocol") from None
         if not isinstance(answer, dict):
-            raise StudentError("the answer was not in the grader's format", "protocol")
+            raise StudentError(tr("the answer was not in the grader's format"), "protocol")
         if "error" in answer:
-            where = "; ".join(str(t) for t in answer.get("traceback", [])[-2:])
-            raise StudentError(f"raised {answer['error']}: {answer.get('message', '')}" + (f" ({where})" if where else ""),
+            where = "; ".join(_frame(str(t)) for t in answer.get("traceback", [])[-2:])
+            raise StudentError(tr("raised {error}: {message}", error=answer["error"], message=answer.get("message", ""))
+                               + (f" ({where})" if where else ""),
                                error_type=str(answer["error"]))
         value = answer.get("ok")
         value = Remote(self, wire.Handle(value.id, value.type_name), []) if isinstance(value, wire.Handle) else value
         return (value, answer) if reply else value
+
+
+def _frame(line: str) -> str:
+    """A frame of the student's traceback as the kernel wrote it ("line 3 in f: code"), in the language spoken."""
+    m = re.fullmatch(r"line (\d+) in (.*?): (.*)", line, re.S)
+    return tr("line {line} in {function}: {code}", line=m[1], function=m[2], code=m[3]) if m else line
 
 
 class Linearised:
@@ -195,8 +205,8 @@ class Remote:
             try:
                 broken = effects.judge(answer.get("effects"), args, kwargs, self._options.get("allow"), self._subject())
             except effects.MalformedReport:
-                raise StudentError("the answer did not say what the call did (did the code replace the grader's "
-                                   "helper?)", "protocol") from None
+                raise StudentError(tr("the answer did not say what the call did (did the code replace the grader's "
+                                      "helper?)"), "protocol") from None
             if broken:
                 raise EffectFailed(broken)
         return value
@@ -216,13 +226,13 @@ class Remote:
         values, answer = self._student._request(request, reply=True)
         reports = answer.get("effects")
         if not (isinstance(values, list) and isinstance(reports, list) and len(values) == len(reports) == len(items)):
-            raise StudentError("the answer could not travel back as data", "protocol")
+            raise StudentError(tr("the answer could not travel back as data"), "protocol")
         for (args, kwargs), report in zip(items, reports):
             try:
                 broken = effects.judge(report, args, kwargs, self._options.get("allow"), self._subject())
             except effects.MalformedReport:
-                raise StudentError("the answer did not say what the call did (did the code replace the grader's "
-                                   "helper?)", "protocol") from None
+                raise StudentError(tr("the answer did not say what the call did (did the code replace the grader's "
+                                      "helper?)"), "protocol") from None
             if broken:
                 raise EffectFailed(broken)
         return values
@@ -232,7 +242,7 @@ class Remote:
         (where ``call_with(allow={"writes_args": ...})`` lets the function write them)."""
         out = self._call(list(args), kwargs, return_args=True)
         if isinstance(out, Remote) or not isinstance(out, dict) or "args_after" not in out:
-            raise StudentError("the answer could not travel back as data", "protocol")
+            raise StudentError(tr("the answer could not travel back as data"), "protocol")
         return out["result"], out["args_after"]
 
     def call_standing_in(self, stand_ins: dict, *args, manual_seed: int | None = None, **kwargs):
@@ -246,10 +256,10 @@ class Remote:
                                                           {**self._options, "manual_seed": int(manual_seed)})
         out = target._call(list(args), kwargs, **_stand_in_request(stand_ins, linear=False))
         if isinstance(out, Remote) or not isinstance(out, dict) or not isinstance(out.get("calls"), dict):
-            raise StudentError("the answer could not travel back as data", "protocol")
+            raise StudentError(tr("the answer could not travel back as data"), "protocol")
         calls = {name: out["calls"].get(name) for name in stand_ins}
         if not all(isinstance(c, list) for c in calls.values()):
-            raise StudentError("the answer could not travel back as data", "protocol")
+            raise StudentError(tr("the answer could not travel back as data"), "protocol")
         return out["result"], calls
 
     def gradients(self, cotangent: torch.Tensor, *args, output=None, stand_ins: dict | None = None,
@@ -268,7 +278,7 @@ class Remote:
         ok = (isinstance(out, dict) and isinstance(out.get("grads"), dict) and isinstance(out.get("shape"), list)
               and all(g is None or isinstance(g, torch.Tensor) for g in out["grads"].values()))
         if not ok:
-            raise StudentError("the answer could not travel back as data", "protocol")
+            raise StudentError(tr("the answer could not travel back as data"), "protocol")
         return out
 
     def value(self):

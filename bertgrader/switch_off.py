@@ -17,16 +17,20 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from bertgrader.i18n import ENGLISH, tr
 from bertgrader.sandbox import package_dir
 
-_cache: dict[tuple, Path] = {}
+_cache: dict[tuple, Path] = {}  # (targets..., language) -> the copy
 # What every stub says, and how the grader recognises one in a kernel (probe_code): defined here only.
 STUB_MARKER = "is switched off while your notebook is graded"
 
 
-def _stub_body(qualname: str) -> list[ast.stmt]:
-    message = f"{qualname} {STUB_MARKER}: write it yourself"
-    return ast.parse(f"raise RuntimeError({message!r})").body
+def _stub_body(qualname: str, language: str = ENGLISH) -> list[ast.stmt]:
+    if language == ENGLISH:
+        return ast.parse(f"raise RuntimeError({f'{qualname} {STUB_MARKER}: write it yourself'!r})").body
+    # In another language the marker stays in the stub's source (probe_code reads it), its message translated.
+    message = tr("{name} is switched off while your notebook is graded: write it yourself", language, name=qualname)
+    return ast.parse(f"{STUB_MARKER!r}\nraise RuntimeError({message!r})").body
 
 
 def probe_code(name: str) -> str:
@@ -42,8 +46,9 @@ def probe_code(name: str) -> str:
 
 
 class _Stubber(ast.NodeTransformer):
-    def __init__(self, module: str, targets: set[str]):
+    def __init__(self, module: str, targets: set[str], language: str = ENGLISH):
         self.module, self.targets, self.stack, self.done = module, targets, [], set()
+        self.language = language
 
     def _path(self, name):
         return ".".join([self.module, *self.stack, name])
@@ -55,7 +60,7 @@ class _Stubber(ast.NodeTransformer):
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if whole or self._path(item.name) in self.targets:
-                    item.body = _stub_body(self._path(item.name))
+                    item.body = _stub_body(self._path(item.name), self.language)
                     self.done.add(self._path(item.name))
             elif isinstance(item, ast.ClassDef):
                 self.visit_ClassDef(item)
@@ -67,18 +72,20 @@ class _Stubber(ast.NodeTransformer):
     def visit_FunctionDef(self, node):
         path = self._path(node.name)
         if path in self.targets:
-            node.body = _stub_body(path)
+            node.body = _stub_body(path, self.language)
             self.done.add(path)
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
 
-def stubbed_bertlib(targets) -> Path:
-    """A folder holding bertlib with ``targets`` stubbed (made once per set of targets and process)."""
+def stubbed_bertlib(targets, language: str = ENGLISH) -> Path:
+    """A folder holding bertlib with ``targets`` stubbed, their message in ``language`` (made once per set of
+    targets, language and process)."""
+    key = (*sorted(set(targets)), language)
     targets = tuple(sorted(set(targets)))
-    if targets in _cache and _cache[targets].is_dir():
-        return _cache[targets]
+    if key in _cache and _cache[key].is_dir():
+        return _cache[key]
     out = Path(tempfile.mkdtemp(prefix="bertlib-graded-")) / "bertlib"
     atexit.register(shutil.rmtree, out.parent, True)  # one copy per process, removed when it exits
     shutil.copytree(package_dir("bertlib"), out, ignore=shutil.ignore_patterns("__pycache__"))
@@ -89,7 +96,7 @@ def stubbed_bertlib(targets) -> Path:
         if not any(t.startswith(module + ".") for t in wanted):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        stubber = _Stubber(module, wanted)
+        stubber = _Stubber(module, wanted, language)
         tree.body = [stubber.visit(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                      else node for node in tree.body]
         done |= stubber.done
@@ -98,6 +105,6 @@ def stubbed_bertlib(targets) -> Path:
     if missing:
         shutil.rmtree(out.parent, ignore_errors=True)
         raise ValueError(f"not functions, methods or classes of bertlib: {sorted(missing)}")
-    _cache[targets] = out
+    _cache[key] = out
     return out
 

@@ -26,6 +26,8 @@ import nbformat
 
 from bertgrader.assignment import Assignment, filled, read_nb, solution_answers
 from bertgrader.assignment import assignments as course_assignments
+from bertgrader.i18n import ENGLISH, LANGUAGES, catalogue
+from bertgrader.translated import write_release
 
 
 def _venv_bin_on_path() -> None:
@@ -69,6 +71,11 @@ class Course:
         for a in self.assignments:
             shutil.copytree(self.origin / "solutions" / a, self.root / "solutions" / a,
                             ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+            for language in LANGUAGES:  # the hidden tests' messages in each language (bertgrader.i18n)
+                po = catalogue(self.origin, a, language)
+                if po.is_file():
+                    catalogue(self.root, a, language).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(po, catalogue(self.root, a, language))
         self.runs: list[Run] = []
 
     # --- commands
@@ -88,8 +95,14 @@ class Course:
         return self._module("nbgrader", list(args), (0,) if check else (), timeout)
 
     def generate(self, assignment: str = "*") -> Run:
-        """nbgrader generate_assignment (``*``: every assignment of the course, in one command)."""
-        return self.nbgrader("generate_assignment", assignment, "--force")
+        """nbgrader generate_assignment (``*``: every assignment of the course, in one command), then each
+        assignment's student version in every translation (exercises/<language>/<a>/, as make exercises)."""
+        run = self.nbgrader("generate_assignment", assignment, "--force")
+        for a in self.assignments if assignment == "*" else [assignment]:
+            for language in LANGUAGES:
+                if Assignment.at(self.root, a).translated_notebook(language).is_file():
+                    write_release(self.root, a, language)
+        return run
 
     def autograde(self, assignment: str, *, check: bool = False) -> Run:
         """Autograde every submitted student of ``assignment`` in one command. A failing student makes
@@ -118,14 +131,15 @@ class Course:
         return twin
 
     # --- paths and notebooks
-    def source(self, assignment: str) -> nbformat.NotebookNode:
-        return read_nb(self.root / "solutions" / assignment / f"{assignment}.ipynb")
+    def source(self, assignment: str, language: str = ENGLISH) -> nbformat.NotebookNode:
+        return read_nb(Assignment.at(self.root, assignment).translated_notebook(language))
 
-    def release_path(self, assignment: str) -> Path:
-        return self.root / "exercises" / assignment / f"{assignment}.ipynb"
+    def release_path(self, assignment: str, language: str = ENGLISH) -> Path:
+        folder = self.root / "exercises" if language == ENGLISH else self.root / "exercises" / language
+        return folder / assignment / f"{assignment}.ipynb"
 
-    def release(self, assignment: str) -> nbformat.NotebookNode:
-        return read_nb(self.release_path(assignment))
+    def release(self, assignment: str, language: str = ENGLISH) -> nbformat.NotebookNode:
+        return read_nb(self.release_path(assignment, language))
 
     def submit(self, student: str, assignment: str, notebook) -> Path:
         """Place a submission at submitted/<student>/<assignment>/<assignment>.ipynb. ``notebook`` is a
@@ -201,15 +215,15 @@ def grade_classes(course: Course, classes: dict, jobs: int | None = None) -> dic
     return {a: (course, run) for a in classes}
 
 
-def solution_submission(course: Course, assignment: str) -> nbformat.NotebookNode:
-    """The student version with every solution cell answered with the instructor's solution."""
-    return filled(course.release(assignment), solution_answers(course.source(assignment)))
+def solution_submission(course: Course, assignment: str, language: str = ENGLISH) -> nbformat.NotebookNode:
+    """The student version (in ``language``) with every solution cell answered with the instructor's solution."""
+    return filled(course.release(assignment, language), solution_answers(course.source(assignment, language)))
 
 
-def mistake_submission(course: Course, assignment: str, mistake: dict) -> nbformat.NotebookNode:
-    """The solution submission with the cells of one named mistake swapped in."""
-    answers = solution_answers(course.source(assignment)) | mistake["cells"]
-    return filled(course.release(assignment), answers)
+def mistake_submission(course: Course, assignment: str, mistake: dict, language: str = ENGLISH) -> nbformat.NotebookNode:
+    """The solution submission (in ``language``) with the cells of one named mistake swapped in."""
+    answers = solution_answers(course.source(assignment, language)) | mistake["cells"]
+    return filled(course.release(assignment, language), answers)
 
 
 def notebook_json(path) -> dict:
