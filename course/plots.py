@@ -88,6 +88,7 @@ def visibility_heatmap(ax, visible, labels: Sequence[str], title: str = "", colo
         fade[highlight_row] = False
         rgb[fade] = 0.35 * rgb[fade] + 0.65
     ax.imshow(rgb, interpolation="nearest")
+    keep_words(ax, labels)  # the tokens: the same in every edition
     ax.set_xticks(range(T), labels, rotation=90)
     ax.set_yticks(range(T), labels)
     ax.set_xlabel("key (may be looked at)")
@@ -106,6 +107,7 @@ def matrix_heatmap(ax, matrix, row_labels: Sequence[str] | None = None, col_labe
     """A labelled heat map of a small matrix (similarities, attention weights), optionally with the numbers."""
     matrix = np.asarray(matrix, dtype=float)
     im = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest")
+    keep_words(ax, [*(row_labels or ()), *(col_labels or ())])  # its rows' and columns' names: tokens, sentences
     if row_labels is not None:
         ax.set_yticks(range(len(row_labels)), row_labels)
     if col_labels is not None:
@@ -695,7 +697,8 @@ def _png_described(fig, **kwargs):
             warnings.simplefilter("always")
             other = edition.figure(fig)
             caption, alt = describe_figure(other, edition)
-            for text in shown_words(other):
+            keep = set().union(*(getattr(ax, "_course_keep", ()) for ax in other.get_axes()))
+            for text in set(shown_words(other)) - keep:
                 edition.words(text)  # what the drawn copy shows: a string the walk did not reach is listed
             glyphs = sorted({str(w.message) for w in caught if "missing from" in str(w.message)})
             translated = _figure_png(other, caption, alt, edition.png_text(), kwargs)
@@ -796,6 +799,13 @@ def png_text(data: bytes) -> dict[str, str]:
 # tests/test_figure_captions.py reads them from the built book.
 EDITION_CHUNK = b"zhEd"  # a private PNG chunk: the Chinese edition's PNG inside the figure's PNG
 CJK_RC = {"font.sans-serif": ["Noto Sans CJK SC", "DejaVu Sans"]}  # Debian's fonts-noto-cjk; DejaVu for what it lacks
+# The sentences this module writes itself (the alt text's reading of a chart): msgids of figures.po too.
+STRUCTURE = ("{items}, ... ({n} in all), {last}", "{a}, {b}", "{a}; {b}", "{a} {b}", "heat map", "rows", "columns",
+             "rows ({name}): {items}", "rows: {name}", "columns ({name}): {items}", "columns: {name}", "chart",
+             "bar chart of {n} bars", "line chart of {n} lines", "line chart of 1 line", "horizontal axis",
+             "vertical axis", "{axis}: {label}", "{axis} ({items})", "series: {items}", "{kind} titled \u201c{title}\u201d",
+             "Figure: a {panel}.", "Figure of {n} panels, \u201c{title}\u201d.", "Figure of {n} panels.",
+             "Panel {k}: a {panel}.")
 _FIELD = re.compile(r"\{(\w+)(?:![rsa])?(?::[^{}]*)?\}")
 _MATH = re.compile(r"\$[^$]*\$")
 _SPECIAL = re.compile(r"\[(?:CLS|SEP|PAD|MASK|UNK)\]")
@@ -809,11 +819,15 @@ def has_words(text: str) -> bool:
 
 @functools.cache
 def _templates(language: str) -> list[tuple[re.Pattern, str, str, dict[str, str]]]:
-    """(pattern, msgid, msgstr, group of each field) of every catalogue entry with ``{fields}`` and words, the most literal text first."""
-    from course import editions
+    """(pattern, msgid, msgstr, group of each field) of every entry with ``{fields}`` and words of the figures' and
+    drawings' catalogues, the most literal text first."""
+    import polib
 
     out = []
-    for msgid, msgstr in editions.translations(language).items():
+    folder = CATALOGUE.parents[3] / language / "LC_MESSAGES" / "outputs"
+    entries = [e for name in ("figures.po", "drawings.po") if (folder / name).is_file()
+               for e in polib.pofile(str(folder / name)) if e.msgstr and not e.fuzzy and not e.obsolete]
+    for msgid, msgstr in ((e.msgid, e.msgstr) for e in entries):  # (another module's templates fit other words)
         if not _FIELD.search(msgid) or not has_words(_FIELD.sub("", msgid)):
             continue  # (a template of fields and punctuation, "{a}, {b}", would match anything)
         pattern, pos, groups = "", 0, {}  # a field's name -> its group's (a name may be "0")
@@ -883,22 +897,27 @@ class Edition:
         for attr in ("_course_caption", "_course_alt"):
             if getattr(new, attr, None):
                 setattr(new, attr, self.words(getattr(new, attr)))
+        keep = set().union(*(getattr(ax, "_course_keep", ()) for ax in new.get_axes()))
+
+        def words(text: str) -> str:
+            return text if text in keep else self.words(text)
+
         for ax in new.get_axes():
             for axis in (ax.xaxis, ax.yaxis):
                 for which in (axis.major, axis.minor):  # the names a chapter gave its ticks, drawn again from these
                     form = which.formatter
                     if isinstance(form, FixedFormatter):
-                        form.seq = [self.words(str(s)) for s in form.seq]
+                        form.seq = [words(str(s)) for s in form.seq]
                     elif isinstance(form, FuncFormatter) and isinstance(form.func, functools.partial) and \
                             isinstance(form.func.args[0], dict):  # set_ticks(locations, labels)'s table
-                        names = {k: self.words(str(v)) for k, v in form.func.args[0].items()}
+                        names = {k: words(str(v)) for k, v in form.func.args[0].items()}
                         form.func = functools.partial(form.func.func, names, *form.func.args[1:])
         texts = set(new.findobj(Text))
         for table in new.findobj(Table):
             texts.update(cell.get_text() for cell in table.get_celld().values())
         for text in texts:
             if text.get_text():
-                text.set_text(self.words(text.get_text()))
+                text.set_text(words(text.get_text()))
         return new
 
     def png_text(self) -> dict[str, str]:
@@ -910,6 +929,12 @@ class Edition:
 
 
 _ENGLISH = Edition("en")  # English: the source, every template as written
+
+
+def keep_words(ax, words: Sequence[str]) -> None:
+    """Say that ``words`` (a heat map's tokens, an example's sentence) are drawn as they are in every edition:
+    the example the model reads, not words of the book."""
+    ax._course_keep = getattr(ax, "_course_keep", frozenset()) | {str(w) for w in words}
 
 
 def shown_words(fig) -> list[str]:

@@ -114,3 +114,79 @@ def test_every_chapter_figure_says_what_it_shows():
                 bad.append(f"{page.name} {src}: {'; '.join(problems)}\n    caption: {caption[:160]}\n    alt: {alt[:160]}")
     assert figures >= 20, f"only {figures} figures found: is this the built book?"
     assert not bad, "figures whose caption or alt text does not say what they show:\n" + "\n".join(bad)
+
+
+# --- the Chinese edition's figures (issue 31 §2) ---------------------------------------------------------------
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def chinese_caption_problems(caption: str, alt: str) -> list[str]:
+    """``caption_problems`` for a Chinese figure: a sentence (a full stop, 。), in Chinese, with a number, and
+    the alt text starting with it."""
+    problems = []
+    if not caption.endswith("。"):
+        problems.append("the caption is not a Chinese sentence")
+    if not CJK.search(caption) or not CJK.search(alt):
+        problems.append("the caption or the alt text is not in Chinese")
+    if not re.search(r"\d", caption):
+        problems.append("the caption carries no number")
+    if not alt.startswith(caption):
+        problems.append("the alt text does not start with what the caption says the figure shows")
+    return problems
+
+
+def test_the_catalogue_keeps_every_field_and_has_every_entry_translated():
+    import polib
+
+    entries = polib.pofile(str(plots.CATALOGUE))
+    assert len(entries) > 50
+    for e in entries:
+        assert e.msgstr and not e.fuzzy, f"{plots.CATALOGUE.name}: {e.msgid!r} untranslated"
+        assert sorted(plots._FIELD.findall(e.msgid)) == sorted(plots._FIELD.findall(e.msgstr)), e.msgid
+        if e.msgid.endswith(".") and " " in e.msgid and CJK.search(e.msgstr):
+            assert e.msgstr.endswith(("。", ".")), e.msgid  # a sentence stays a sentence
+
+
+def _page_figures(page: Path) -> list[tuple[dict, str, str]]:
+    out = []
+    for src, caption, alt in chapter_figures(page):
+        png = (page.parent / src).resolve()
+        out.append((plots.png_text(png.read_bytes()) if png.is_file() else {}, caption, alt))
+    return out
+
+
+@pytest.mark.book
+def test_every_figure_of_the_chinese_pages_is_drawn_in_chinese():
+    """Each figure of a Chinese chapter page is the Chinese edition's (its PNG says so), every string with words
+    it shows translated (``Untranslated`` absent), no glyph missing from the font, its caption and alt text
+    Chinese; the English page's figure is the English one; and every entry of figures.po is used by a figure."""
+    import json
+
+    import polib
+
+    english_pages = sorted((_book_html() / "chapters").glob("*.html"))
+    chinese_dir = _book_html() / "zh_CN" / "chapters"
+    assert chinese_dir.is_dir(), f"{chinese_dir}: no Chinese edition built (make book builds both)"
+    used, bad, figures = set(), [], 0
+    for english in english_pages:
+        chinese = chinese_dir / english.name
+        en, zh = _page_figures(english), _page_figures(chinese)
+        assert len(en) == len(zh), f"{english.name}: {len(en)} figures in English, {len(zh)} in Chinese"
+        for (text, caption, alt), (en_text, en_caption, en_alt) in zip(zh, en):
+            figures += 1
+            where = f"{english.name} figure {figures}"
+            assert not CJK.search(en_caption + en_alt) and en_text.get("Language") is None, f"{where}: English page"
+            if text.get("Language") != "zh_CN":
+                bad.append(f"{where}: the English figure on the Chinese page")
+                continue
+            used |= set(json.loads(text.get("Catalogue", "[]")))
+            if "Untranslated" in text:
+                bad.append(f"{where}: left in English: {json.loads(text['Untranslated'])}")
+            if "Missing glyphs" in text:
+                bad.append(f"{where}: {text['Missing glyphs']}")
+            bad += [f"{where}: {p}\n    {caption[:120]}" for p in chinese_caption_problems(caption, alt)]
+    assert figures >= 20, f"only {figures} figures found: is this the built book?"
+    assert not bad, "Chinese figures that are not wholly Chinese:\n" + "\n".join(bad)
+    dead = [e.msgid for e in polib.pofile(str(plots.CATALOGUE))
+            if e.msgid not in used and e.msgid not in plots.STRUCTURE]  # (the alt text's own words: in the code)
+    assert not dead, f"entries of {plots.CATALOGUE.name} no figure of the book uses: {dead}"

@@ -34,7 +34,7 @@ def one_small_line():
 
 def shown(fig) -> tuple[bytes, bytes | None]:
     """(the page's PNG, the phone's PNG or None), as a chapter's figure is stored."""
-    return plots.split_narrow(base64.b64decode(plots._png_described(fig)))
+    return plots.split_narrow(plots.split_edition(base64.b64decode(plots._png_described(fig)))[0])
 
 
 def test_side_by_side_panels_are_stacked_for_a_phone():
@@ -112,7 +112,7 @@ def test_the_page_serves_the_phone_version_under_600_px(tmp_path):
     box = nodes.container(classes=["cell_output"])
     box += nodes.image(uri="/_build/fig.png")
     doc += box
-    app = SimpleNamespace(srcdir=str(src), outdir=str(out),
+    app = SimpleNamespace(srcdir=str(src), outdir=str(out), config=SimpleNamespace(language=None),
                           builder=SimpleNamespace(images={"_build/fig.png": "fig.png"}, imagedir="_images"))
     for _ in range(2):  # a second reading finds the PNG already split
         sphinx_ext._describe_figures(app, doc, "page")
@@ -122,7 +122,7 @@ def test_the_page_serves_the_phone_version_under_600_px(tmp_path):
         box = nodes.container(classes=["cell_output"])
         box += nodes.image(uri="/_build/fig.png")
         doc += box
-    wide, narrow = plots.split_narrow(stored)
+    wide, narrow = plots.split_narrow(plots.split_edition(stored)[0])
     assert (src / "_build" / "fig.png").read_bytes() == wide, "the page's PNG no longer carries the phone's"
     assert (src / "_build" / "fig.narrow.png").read_bytes() == narrow
 
@@ -136,7 +136,7 @@ def test_the_page_serves_the_phone_version_under_600_px(tmp_path):
     assert '<img alt="y" src="../_images/other.png" />' in body  # not a figure a chapter drew: left alone
     assert (out / "_images" / "fig.narrow.png").read_bytes() == narrow
 
-    small = base64.b64decode(plots._png_described(one_small_line()))  # a figure without a phone's version
+    small = plots.split_edition(base64.b64decode(plots._png_described(one_small_line())))[0]  # no phone's version
     (src / "_build" / "small.png").write_bytes(small)
     app.builder.images["_build/small.png"] = "small.png"
     context = {"body": '<img alt="z" src="../_images/small.png" />'}
@@ -349,3 +349,140 @@ def test_a_legend_moves_on_a_panel_whose_x_axis_shows_nothing():
     assert plots.legend_over_data(axes[0], r), "the legend starts over the lines"
     assert plots._clear_legend(axes[0], r)
     assert axes[0].get_legend() is not None, "moved, not dropped"
+
+
+# --- the Chinese edition's figure (issue 31 §2) ----------------------------------------------------------------
+
+@pytest.fixture
+def catalogue(tmp_path, monkeypatch):
+    """A code catalogue of this test's own, in place of locale/zh_CN/LC_MESSAGES/outputs/*.po."""
+    import polib
+
+    from course import editions
+
+    folder = tmp_path / "zh_CN" / "LC_MESSAGES" / "outputs"
+    folder.mkdir(parents=True)
+    po = polib.POFile()
+    real = polib.pofile(str(plots.CATALOGUE)) if plots.CATALOGUE.is_file() else []
+    for e in real:  # the sentences course/plots.py writes (alt text), as the book's catalogue has them
+        if e.msgid in plots.STRUCTURE:
+            po.append(polib.POEntry(msgid=e.msgid, msgstr=e.msgstr))
+    for msgid, msgstr in (("Cosine similarity between the sentences", "句子之间的余弦相似度"), ("layer {k}", "第 {k} 层"),
+                          ("step", "步数"), ("loss", "损失"), ("train", "训练集"), ("held-out", "留出集"),
+                          ("embeddings", "嵌入"), ("encoder", "编码器"), ("most here", "这里最多"),
+                          ("The {part} hold {share} of the loss after {n} steps.", "{n} 步后，{part}占损失的 {share}。")):
+        po.append(polib.POEntry(msgid=msgid, msgstr=msgstr))
+    po.save(str(folder / "figures.po"))
+    monkeypatch.setattr(editions, "OUTPUTS", folder)
+    monkeypatch.setattr(plots, "CATALOGUE", folder / "figures.po")
+    editions.translations.cache_clear()
+    plots._templates.cache_clear()
+    yield
+    editions.translations.cache_clear()
+    plots._templates.cache_clear()
+
+
+def worded():
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.2))
+    a.plot([0, 1, 2], [3, 2, 1], label="train")
+    a.plot([0, 1, 2], [3, 2.5, 2], label="held-out")
+    a.set(xlabel="step", ylabel="loss", title="layer 3")
+    a.legend()
+    b.bar([0, 1], [2, 1])
+    b.set_xticks([0, 1], ["embeddings", "encoder"])
+    b.annotate("most here", (0, 2), xytext=(4, -12), textcoords="offset points")
+    fig.suptitle("Cosine similarity between the sentences")
+    plots.describe(fig, "The embeddings hold 61% of the loss after 200 steps.")
+    return fig
+
+
+def chinese(fig) -> dict:
+    stored = base64.b64decode(plots._png_described(fig))
+    english, other = plots.split_edition(stored)
+    assert other is not None, "the figure's PNG carries the Chinese edition's"
+    page, narrow = plots.split_narrow(other)
+    return {"english": plots.png_text(english), "text": plots.png_text(page), "png": page, "narrow": narrow}
+
+
+def test_every_word_of_the_figure_is_drawn_in_chinese_with_the_same_numbers(catalogue):
+    import json
+
+    got = chinese(worded())
+    text = got["text"]
+    assert got["english"]["Title"] == "The embeddings hold 61% of the loss after 200 steps.", "English unchanged"
+    assert text["Language"] == "zh_CN" and text["Title"] == "200 步后，嵌入占损失的 61%。", "a template's fields filled"
+    alt = text["Description"]
+    assert alt.startswith(text["Title"]) and "第 3 层" in alt and "步数" in alt and "训练集" in alt and "嵌入" in alt
+    assert "Untranslated" not in text, text.get("Untranslated")
+    assert "Missing glyphs" not in text, text["Missing glyphs"]
+    assert {"layer {k}", "most here", "embeddings", "The {part} hold {share} of the loss after {n} steps."} <= \
+        set(json.loads(text["Catalogue"]))
+    assert got["narrow"] is not None, "side by side: the Chinese figure has its phone version too"
+
+
+def test_a_string_with_no_translation_is_listed_in_the_figure(catalogue):
+    import json
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [1, 0])
+    ax.set(title="layer 2", xlabel="a label nobody translated")
+    plots.describe(fig, "The loss falls by 1.0 in one step, a caption nobody translated.")
+    text = chinese(fig)["text"]
+    assert json.loads(text["Untranslated"]) == ["The loss falls by 1.0 in one step, a caption nobody translated.",
+                                                "a label nobody translated"]
+    assert text["Title"] == "The loss falls by 1.0 in one step, a caption nobody translated."  # English, visibly
+
+
+def test_a_glyph_missing_from_the_font_is_an_error():
+    """The Chinese figure is drawn with Noto Sans CJK SC (CJK_RC): no character is drawn as a box. Without it,
+    DejaVu Sans has no Chinese and matplotlib warns "Glyph ... missing from font(s)": here an error."""
+    import warnings
+
+    def draw():
+        fig, ax = plt.subplots(figsize=(3, 2))
+        ax.set(title="句子之间的余弦相似度 — 第 3 层", xlabel="步数（预热）")
+        fig.canvas.draw()
+        plt.close(fig)
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=r".*[Gg]lyph.*missing")
+        with plt.rc_context(plots.CJK_RC):
+            draw()
+        with plt.rc_context({"font.sans-serif": ["DejaVu Sans"]}), pytest.raises(UserWarning, match="missing from"):
+            draw()
+
+
+def test_the_chinese_page_serves_the_chinese_figure_its_alt_text_and_caption(catalogue, tmp_path):
+    from docutils import nodes
+    from docutils.utils import new_document
+
+    got = chinese(worded())
+    stored = base64.b64decode(plots._png_described(worded()))
+    for language in ("zh_CN", None):
+        src = tmp_path / str(language)
+        (src / "_build").mkdir(parents=True)
+        (src / "_build" / "fig.png").write_bytes(stored)
+        doc = new_document("page")
+        doc += nodes.image(uri="/_build/fig.png")
+        app = SimpleNamespace(srcdir=str(src), config=SimpleNamespace(language=language))
+        sphinx_ext._describe_figures(app, doc, "page")
+        (image,) = doc.findall(nodes.image)
+        (caption,) = doc.findall(nodes.caption)
+        served = (src / "_build" / "fig.png").read_bytes()
+        if language:
+            assert served == got["png"] and image["alt"] == got["text"]["Description"]
+            assert caption.astext() == "200 步后，嵌入占损失的 61%。"
+            assert (src / "_build" / "fig.narrow.png").read_bytes() == got["narrow"]
+        else:
+            assert plots.split_edition(served)[1] is None, "the English page's PNG does not carry the Chinese one"
+            assert caption.astext() == "The embeddings hold 61% of the loss after 200 steps."
+            assert "嵌入" not in image["alt"]
+
+
+def test_chinese_titles_wrap_between_characters():
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.set_title("从多个种子的运行到对两种方案的结论：每个种子给出一个差值")
+    plots._wrap(ax.title, 2.0)
+    lines = ax.title.get_text().split("\n")
+    assert len(lines) > 1 and all(plots._letters(line) <= 2.0 * 72 / (0.55 * ax.title.get_fontsize()) for line in lines)
+    plt.close(fig)
