@@ -300,7 +300,7 @@ def _raises_value_error(call, what):
     except KernelGone:
         raise
     except StudentError as e:
-        check(str(e).startswith("raised ValueError:"), f"{what} should raise ValueError; your code {e}")
+        check(e.error_type == "ValueError", f"{what} should raise ValueError; your code {e}")
         return
     raise CheckFailed(f"{what} should raise ValueError, got {got!r}")
 
@@ -312,7 +312,7 @@ def _shape(student, cfg_fields, B, T):
         raise
     except StudentError as e:
         P = cfg_fields["max_position_embeddings"]
-        if T == P and str(e).startswith("raised ValueError:"):
+        if T == P and e.error_type == "ValueError":
             raise CheckFailed(f"seq_len={T} = max_position_embeddings raised ValueError, but it fits: its positions "
                               f"are 0..{P - 1}, rows of the table. Only a longer sequence has no embedding") from None
         raise
