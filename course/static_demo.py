@@ -29,7 +29,8 @@ reaches Chinese through ``editions.tr`` and the code catalogue ``locale/zh_CN/LC
 
 * the demo's ``title``, each control's ``label`` and the page's fixed words go through ``tr`` here;
 * a control's value ``labels`` go through ``tr`` only with ``words=True`` (``Select(..., options=["on", "off"],
-  words=True)``); labels that are numbers or tokens ("3: cute") are shown as they are;
+  words=True)``), and then only those with a letter ("none" beside "8"); without it, labels that are numbers or
+  tokens ("3: cute") are shown as they are;
 * a ``state`` that takes a ``language`` keyword is called once per edition, ``state(**values, language="en")``
   then ``language="zh_CN"``, and writes its caption, figure (titles, axes, legends, hover text) and table in
   that language with ``tr``. Compute the numbers once: put the expensive part in a function of the control
@@ -71,6 +72,7 @@ from course.editions import ENGLISH, both, tr
 _FROZEN = ("The book's page runs this demo; here it shows its first state only. "
            "The chapter's live (ipywidgets) version follows in the notebook.")
 MAX_STATES = 2000  # a bigger product of control values is a mistake (a page of tens of MB)
+_LETTER = re.compile(r"[^\W\d_]")  # a letter of any script
 _ID = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")  # named by topic (a chapter number would go stale)
 
 
@@ -113,8 +115,9 @@ class _Control:
         return tr(self.label, language)
 
     def shown_labels(self, language: str = ENGLISH) -> list[str]:
-        """Each value's label as ``language``'s page shows it (translated only when ``words``)."""
-        return [tr(lab, language) for lab in self.labels] if self.words else list(self.labels)
+        """Each value's label as ``language``'s page shows it: translated when ``words`` and it has a letter
+        (a number among words, "8" beside "none", is the same in every edition)."""
+        return [tr(lab, language) if self.words and _LETTER.search(lab) else lab for lab in self.labels]
 
     def value_text(self, i: int, language: str = ENGLISH) -> str:
         """What a screen reader says for value i (a slider's aria-valuetext): the label and the value."""

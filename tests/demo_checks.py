@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 
 # a model small enough that a demo's callbacks run in milliseconds
@@ -56,3 +57,66 @@ def number_after(text: str, label: str) -> float:
     m = re.search(re.escape(label) + r"\s*(-?[0-9.,]+)", text)
     assert m, (label, text)
     return float(m.group(1).replace(",", "").rstrip("."))
+
+
+# --- the two editions (issue 31 §2: course/editions.py, course/static_demo.py) ----------------------------------
+
+_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*(?:e[-+]?\d+)?%?")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def numbers_in(obj) -> list:
+    """Every number in a caption, a table's HTML or a figure's JSON (its strings' numbers too), in order: what
+    both editions must show alike."""
+    if isinstance(obj, str):
+        if obj[:1] in "[{":
+            try:
+                return numbers_in(json.loads(obj))
+            except ValueError:
+                pass
+        return _NUMBER.findall(html.unescape(re.sub(r"<[^>]+>", " ", obj)))  # &#x27; is no number
+    if isinstance(obj, bool) or obj is None:
+        return []
+    if isinstance(obj, (int, float)):
+        return [obj]
+    if isinstance(obj, dict):
+        return [n for k in sorted(obj) for n in numbers_in(obj[k])]
+    return [n for v in obj for n in numbers_in(v)]
+
+
+def check_editions(demo, language: str = "zh_CN"):
+    """The Chinese edition of a static demo, from the same states: every word it asks ``editions.tr`` for is
+    translated, each caption is Chinese and shows the English caption's numbers, each figure and table holds the
+    same numbers, and the page part is the Chinese one (what ``editions.keep`` leaves on a Chinese page)."""
+    from course import editions
+
+    saved = editions._missing.pop(language, None)
+    demo._payloads.pop(language, None)
+    try:
+        zh = demo.payload(language)
+        page = demo.to_html(language)
+        missing = editions.untranslated(language)
+    finally:
+        editions._missing.pop(language, None)
+        if saved is not None:
+            editions._missing[language] = saved
+    assert not missing, f"{demo.demo_id}: untranslated in {language}: {missing}"
+    en = demo.payload()
+    assert zh["default"] == en["default"] and len(zh["states"]) == len(en["states"]) == demo.n_states
+    for a, b in zip(en["states"], zh["states"]):
+        assert _CJK.search(b["caption"]), (demo.demo_id, b["caption"])
+        # the same numbers, in the order the Chinese sentence puts them
+        assert sorted(numbers_in(a["caption"])) == sorted(numbers_in(b["caption"])), (a["caption"], b["caption"])
+        for part in ("data", "html"):
+            assert (part in a) == (part in b), (demo.demo_id, part)
+            if part in a:
+                assert numbers_in(json.loads(en["pool"][a[part]]) if part == "data" else en["pool"][a[part]]) == \
+                    numbers_in(json.loads(zh["pool"][b[part]]) if part == "data" else zh["pool"][b[part]]), \
+                    (demo.demo_id, part, a["caption"])
+    for c in demo.controls:  # a control's name is Chinese, or code ("max_length") that every edition writes alike
+        name = c.shown_label(language)
+        assert _CJK.search(name) or (re.fullmatch(r"\w+", name) and name == c.label), (demo.demo_id, name)
+    default = zh["states"][demo.index_of(zh["default"])]["caption"]
+    assert html.escape(default) in page and f'data-demo="{demo.demo_id}"' in page
+    assert editions.keep(demo._repr_html_(), language) == page
+    assert editions.keep(demo._repr_html_(), "en") == demo.to_html()

@@ -12,7 +12,7 @@ import torch
 
 from course.demos import attention_masks as attention_masks_demo
 from course.demos._live import caption_html
-from demo_checks import live_panel, live_shows
+from demo_checks import check_editions, live_panel, live_shows
 
 
 @pytest.mark.parametrize("scores,mask", [
@@ -112,6 +112,12 @@ def test_static_pad_scores_and_padding(minilm_dir, minilm_tokenizer):
     without = ch.padding_effect(model, minilm_tokenizer, ch.SENTENCES[0], 8, False)
     assert caption == ch.effect_caption(with_mask, without, 8)
     assert with_mask["final"] < 1e-4 < 0.1 < without["final"]
+    assert scores.caption("zh_CN", pad_score_1=4.0, pad_score_2=5.0) == \
+        f"[PAD] 分数为 4 和 5：不加掩码时 {off:.1%} 的注意力落在 [PAD] 上，加掩码时为 0.0%"
+    assert padding.caption("zh_CN", sentence=ch.SENTENCES[0], n_pad=8) == ch.effect_caption(with_mask, without, 8, "zh_CN")
+    assert ch.effect_caption(with_mask, without, 8, "zh_CN").startswith("额外 8 个 [PAD]：最后一层的真实词元")
+    check_editions(scores)
+    check_editions(padding)
     # the live demo shows, for the same control values, the page's very figures and lines
     live = ch.make_demo(model, minilm_tokenizer)
     (pad1, pad2), toy_label, toy_figure, _ = live_panel(live.children[0])

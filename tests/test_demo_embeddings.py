@@ -16,7 +16,7 @@ from bertlib import (
 )
 from course.demos import embeddings as embeddings_demo
 from course.demos._live import caption_html
-from demo_checks import live_panel, live_shows
+from demo_checks import check_editions, live_panel, live_shows
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +111,10 @@ def test_static_embeddings(minilm_dir, minilm_tokenizer):
         assert np.allclose(normed, out[i, :16].numpy(), atol=1e-4)  # the module's own output
         t, p, s, tot = (float(x) for x in re.findall(r"-?\d+\.\d+", state["caption"].split("dimension 0: ")[1]))
         assert abs(t + p + s - tot) <= 0.0015 and abs(tot - float(total[0])) < 6e-4
+        zh = d.state_at([i], "zh_CN")
+        assert zh["caption"] == state["caption"].replace(", dimension 0: ", "，第 0 维：")
+        assert [t.y for t in zh["figure"].data] == [t.y for t in state["figure"].data]
+    check_editions(d)
     # the live demo on the same embeddings shows the page's figure and caption for each token
     live = ch.make_demo(emb, tokens, enc["input_ids"], enc["token_type_ids"], index=0)
     (pick,), label, figure, _ = live_panel(live)

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from course.demos import encoder_layer as demo
-from demo_checks import live_panel, live_shows
+from demo_checks import check_editions, live_panel, live_shows
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +137,11 @@ def test_static_demos_states_match_the_callbacks(minilm):
     row = demo.attention_row(model, tok, demo.SENTENCES["river 2"], 2, None)
     assert picker.caption(sentence="river 2", layer=2, head="mean") == demo.describe_row(row)
     assert 'data-demo="attention-picker"' in picker.to_html()
+    assert picker.caption("zh_CN", sentence="river 2", layer=2, head="mean") == demo.describe_row(row, "zh_CN")
+    assert demo.describe_row(row, "zh_CN").startswith("第 2 层，各头平均：'bank' 把最多的注意力给了 ")
+    assert similarity.caption("zh_CN", a="river 1", b="money 2").startswith("河岸 1 / 银行 2：嵌入处余弦为 ")
+    check_editions(similarity)
+    check_editions(picker)
 
 
 def test_projected_example_is_the_formula_and_bertlibs_module():

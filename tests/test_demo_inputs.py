@@ -11,7 +11,7 @@ import pytest
 
 from course.demos import inputs as inputs_demo
 from course.demos._live import caption_html
-from demo_checks import live_panel
+from demo_checks import check_editions, live_panel
 
 
 def test_encode_rows_single(minilm_tokenizer):
@@ -92,6 +92,12 @@ def test_static_inputs(minilm_tokenizer):
         assert cells in re.sub(r'<td style="[^"]*"', "<td", html)
     assert d.caption(pair=0, max_length=12) == "12 positions: 6 in segment A, 4 in segment B, 2 padding; 0 tokens truncated"
     assert d.caption(pair=0, max_length=8) == "8 positions: 5 in segment A, 3 in segment B, 0 padding; 2 tokens truncated"
+    assert d.caption("zh_CN", pair=0, max_length=8) == "8 个位置：片段 A 中 5 个，片段 B 中 3 个，填充 0 个；截断了 2 个词元"
+    zh = d.state_at([0, ch.MAX_LENGTHS.index(12)], "zh_CN")["html"]._repr_html_()
+    assert "<th>位置</th>" in zh.replace(' style="text-align:left"', "") or ">位置<" in zh
+    assert ">词元<" in zh and zh.replace("位置", "position").replace("词元", "token") == html
+    assert d.payload("zh_CN")["controls"][1]["labels"] == ["无", "8", "12", "16", "24"]
+    check_editions(d)
     # longest first: the long second text of pair 3 loses its tail before the question does
     assert d.caption(pair=3, max_length=16).startswith("16 positions: 6 in segment A, 10 in segment B")
     assert d.caption(pair=1, max_length=0).endswith("0 padding; 0 tokens truncated")

@@ -13,7 +13,7 @@ from bertlib import (
     BertConfig, count_parameters,
 )
 from course.demos import sizes as sizes_demo
-from demo_checks import live_panel, live_shows
+from demo_checks import check_editions, live_panel, live_shows
 
 
 @pytest.mark.parametrize("preset", list(sizes_demo.PRESETS))
@@ -84,6 +84,13 @@ def test_static_sizes():
     assert len(totals) == 1
     assert d.state_at([0, 0, 4, 0]) == {"caption": "A=12 heads do not divide H=128: each head needs H/A whole "
                                                    "dimensions"}
+    total = count_parameters(BertConfig.base())["total"]
+    assert d.caption("zh_CN", L=12, H=768, A=12, V=30522).startswith(
+        f"L=12，H=768，A=12（每个头 64 维），V=30,522：共 {total:,} 个参数")
+    assert d.state_at([0, 0, 4, 0], "zh_CN")["caption"] == "A=12 个头无法整除 H=128：每个头需要 H/A 个完整的维度"
+    zh = d.state_at([3, 3, 4, 1], "zh_CN")["figure"]
+    assert zh.data[0].y == d.state_at([3, 3, 4, 1])["figure"].data[0].y and zh.layout.yaxis.title.text == "参数（百万）"
+    check_editions(d)
     bars = d.state_at([3, 3, 4, 1])["figure"].data[0].y
     assert abs(sum(bars) * 1e6 - count_parameters(BertConfig.base())["total"]) < 1
     # the live demo at BERT-Base (its heads H/64 = 12) shows the very figure the page stores for L=12, H=768, A=12

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from course.demos import visibility as visibility_demo
-from demo_checks import live_panel, live_shows
+from demo_checks import check_editions, live_panel, live_shows
 
 
 @pytest.mark.parametrize("T", [1, 2, 5, 9])
@@ -100,6 +100,12 @@ def test_static_positions(minilm_dir, minilm_tokenizer):
         assert np.allclose(bert_bars, attn_bi[q], atol=1e-4) and np.allclose(gpt_bars[:q + 1], attn_gpt[q, :q + 1],
                                                                             atol=1e-4)
         assert sum(v > 0 for v in hidden) == len(tokens) - q - 1  # the keys GPT may not read, drawn grey
+        zh = d.state_at([q], "zh_CN")  # the Chinese page: the same bars, its own words
+        assert zh["caption"] == f"查询 {q}（{tokens[q]!r}）在 {len(tokens)} 个键中读取 {len(tokens)} 个（BERT）、" \
+                                f"{q + 1} 个（GPT）"
+        assert [t.y for t in zh["figure"].data] == [t.y for t in out["figure"].data]
+        assert [a.text for a in zh["figure"].layout.annotations] == ["BERT：双向", "GPT：因果"]
+    check_editions(d)
     # the live demo, given the same weights, shows the very figure the page stores for each position
     live = ch.make_demo(tokens, attn_bi, attn_gpt, position=3)
     (slider,), _, figure, _ = live_panel(live)

@@ -5,9 +5,12 @@ The masks themselves come from bertlib; nothing here re-implements them.
 """
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from bertlib import additive_mask, causal_visibility, padding_visibility
+from course.editions import ENGLISH, tr
 
 # The worked example: one query's raw scores over "[CLS] my dog [SEP] [PAD] [PAD]".
 TOKENS = ("[CLS]", "my", "dog", "[SEP]", "[PAD]", "[PAD]")
@@ -151,14 +154,14 @@ PAD_SCORES_2 = (-3.0, -1.0, 1.0, 3.0, 5.0, 7.0, 9.0)
 N_PADS = (1, 4, 8, 16, 32, 64)
 
 
-def share_caption(pad_score_1: float, pad_score_2: float) -> str:
+def share_caption(pad_score_1: float, pad_score_2: float, language: str = ENGLISH) -> str:
     """The worked example's one line: the share on [PAD] without and with the mask."""
     off, on = (padding_share(pad_score_1, pad_score_2, m)["pad_share"] for m in (False, True))
-    return (f"[PAD] scores {pad_score_1:g} and {pad_score_2:g}: {off:.1%} of the attention on [PAD] "
-            f"without the mask, {on:.1%} with it")
+    return tr("[PAD] scores {s1} and {s2}: {off} of the attention on [PAD] without the mask, {on} with it",
+              language).format(s1=f"{pad_score_1:g}", s2=f"{pad_score_2:g}", off=f"{off:.1%}", on=f"{on:.1%}")
 
 
-def share_plotly(pad_score_1: float, pad_score_2: float):
+def share_plotly(pad_score_1: float, pad_score_2: float, language: str = ENGLISH):
     """The six weights without the mask and with it, side by side."""
     import plotly.graph_objects as go
 
@@ -166,26 +169,27 @@ def share_plotly(pad_score_1: float, pad_score_2: float):
 
     fig = go.Figure()
     for apply_mask, name, color in ((False, "without the mask", COLORS["gpt"]), (True, "with the mask", COLORS["bert"])):
-        r = padding_share(pad_score_1, pad_score_2, apply_mask)
+        r, name = padding_share(pad_score_1, pad_score_2, apply_mask), tr(name, language)
         fig.add_bar(x=[f"{j}:{t}" for j, t in enumerate(r["tokens"])], y=[round(w, 4) for w in r["weights"]],
                     name=name, marker_color=color, text=[f"{w:.2f}" for w in r["weights"]], textposition="outside",
                     cliponaxis=False, hovertemplate="%{x}: %{y:.3f}<extra>" + name + "</extra>")
     fig.update_layout(barmode="group", height=330, margin=dict(l=50, r=10, t=20, b=40),
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
-    fig.update_yaxes(range=[0, 1.1], title_text="attention weight")
+    fig.update_yaxes(range=[0, 1.1], title_text=tr("attention weight", language))
     return fig
 
 
-def effect_caption(with_mask: dict, without_mask: dict, n_pad: int) -> str:
+def effect_caption(with_mask: dict, without_mask: dict, n_pad: int, language: str = ENGLISH) -> str:
     """The real checkpoint's one line: how far the last layer's real tokens move, with and without the mask."""
     # under 1e-5 is float32's rounding, whose digits change with the number of threads: not printed
     moved = "0" if not with_mask["final"] else (f"{with_mask['final']:.1e}" if with_mask["final"] >= 1e-5
-                                                 else "under 1e-5 (float32's rounding)")
-    return (f"{n_pad} extra [PAD]: the last layer's real tokens move by {moved} with the mask, "
-            f"{without_mask['final']:.2f} without it (largest value {with_mask['scale']:.2f})")
+                                                 else tr("under 1e-5 (float32's rounding)", language))
+    return tr("{n_pad} extra [PAD]: the last layer's real tokens move by {moved} with the mask, {off} without it "
+              "(largest value {scale})", language).format(n_pad=n_pad, moved=moved, off=f"{without_mask['final']:.2f}",
+                                                         scale=f"{with_mask['scale']:.2f}")
 
 
-def effect_plotly(with_mask: dict, without_mask: dict):
+def effect_plotly(with_mask: dict, without_mask: dict, language: str = ENGLISH):
     """Per layer, how far the real tokens' vectors move when padding is added (log scale)."""
     import plotly.graph_objects as go
 
@@ -194,28 +198,34 @@ def effect_plotly(with_mask: dict, without_mask: dict):
     floor = 1e-9  # an exact 0 cannot sit on a log axis; draw it at the floor
     fig = go.Figure()
     for result, name, color in ((without_mask, "no mask", COLORS["gpt"]), (with_mask, "with mask", COLORS["bert"])):
+        name = tr(name, language)
         fig.add_scatter(x=list(range(len(result["per_layer"]))), y=[max(v, floor) for v in result["per_layer"]],
                         mode="lines+markers", name=name, line_color=color,
-                        hovertemplate="layer %{x}: %{y:.2e}<extra>" + name + "</extra>")
+                        hovertemplate=tr("layer {x}", language).format(x="%{x}") + ": %{y:.2e}<extra>" + name
+                        + "</extra>")
     n = len(with_mask["per_layer"])
-    fig.add_scatter(x=[0, n - 1], y=[with_mask["scale"]] * 2, mode="lines", name="largest |value|",
+    fig.add_scatter(x=[0, n - 1], y=[with_mask["scale"]] * 2, mode="lines", name=tr("largest |value|", language),
                     line=dict(color=COLORS["pad"], dash="dot", width=1), hoverinfo="skip")
-    fig.update_yaxes(type="log", range=[-9.5, 1.5], title_text="max |difference|", exponentformat="power")
-    fig.update_xaxes(title_text="layer (0 = embeddings)", dtick=1)
+    fig.update_yaxes(type="log", range=[-9.5, 1.5], title_text=tr("max |difference|", language), exponentformat="power")
+    fig.update_xaxes(title_text=tr("layer (0 = embeddings)", language), dtick=1)
     fig.update_layout(height=330, margin=dict(l=60, r=10, t=20, b=45),
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
     return fig
 
 
-def share_state(pad_score_1: float, pad_score_2: float) -> dict:
-    """The worked example's line and figure, on the page and live."""
-    return {"caption": share_caption(pad_score_1, pad_score_2), "figure": share_plotly(pad_score_1, pad_score_2)}
+def share_state(pad_score_1: float, pad_score_2: float, language: str = ENGLISH) -> dict:
+    """The worked example's line and figure, on the page and live (six softmaxes: cheap to repeat per edition)."""
+    return {"caption": share_caption(pad_score_1, pad_score_2, language),
+            "figure": share_plotly(pad_score_1, pad_score_2, language)}
 
 
-def effect_state(model, tokenizer, sentence: str, n_pad: int) -> dict:
-    """The real checkpoint's line and figure, on the page and live."""
-    on, off = (padding_effect(model, tokenizer, sentence, n_pad, m) for m in (True, False))
-    return {"caption": effect_caption(on, off, n_pad), "figure": effect_plotly(on, off)}
+def effect_state(model, tokenizer, sentence: str, n_pad: int, language: str = ENGLISH, effects=None) -> dict:
+    """The real checkpoint's line and figure, on the page and live. ``effects(sentence, n_pad)`` -> (with the
+    mask, without it) spares the model's four forward passes when the caller has them (static_demos caches them,
+    so the second edition runs no model)."""
+    on, off = (effects(sentence, n_pad) if effects else
+               tuple(padding_effect(model, tokenizer, sentence, n_pad, m) for m in (True, False)))
+    return {"caption": effect_caption(on, off, n_pad, language), "figure": effect_plotly(on, off, language)}
 
 
 def static_demos(model=None, tokenizer=None):
@@ -231,8 +241,12 @@ def static_demos(model=None, tokenizer=None):
         model = BertModel.from_pretrained(get_model_path()).eval()
         tokenizer = BertTokenizer.from_pretrained(get_model_path())
 
-    def checkpoint_state(sentence, n_pad):
-        return effect_state(model, tokenizer, sentence, n_pad)
+    @functools.cache
+    def effects(sentence, n_pad):  # the model's forward passes, once per state for both editions
+        return tuple(padding_effect(model, tokenizer, sentence, n_pad, m) for m in (True, False))
+
+    def checkpoint_state(sentence, n_pad, language=ENGLISH):
+        return effect_state(model, tokenizer, sentence, n_pad, language, effects)
 
     scores = StaticDemo("pad-scores", [Slider("pad_score_1", "[PAD] #1 score", values=list(PAD_SCORES_1),
                                                    default=SCORES[4], labels=[f"{v:g}" for v in PAD_SCORES_1]),

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from course.editions import ENGLISH, tr
+
 from ..plots import COLORS
 
 PARTS = ("token", "position", "segment", "sum", "layernorm")
@@ -65,27 +67,29 @@ def make_demo(embeddings, tokens: Sequence[str], input_ids: torch.Tensor, token_
 PAIR = ("my dog is cute", "he likes playing")
 
 
-def caption(parts: dict[str, np.ndarray], label: str) -> str:
+def caption(parts: dict[str, np.ndarray], label: str, language: str = ENGLISH) -> str:
     """The static demo's one line: dimension 0 of the three rows and their sum, as numbers."""
     t, p, s, total = (float(parts[k][0]) for k in ("token", "position", "segment", "sum"))
-    return f"{label}, dimension 0: {t:.3f} + {p:.3f} + {s:.3f} = {total:.3f}"
+    return tr("{label}, dimension 0: {t} + {p} + {s} = {total}", language).format(
+        label=label, t=f"{t:.3f}", p=f"{p:.3f}", s=f"{s:.3f}", total=f"{total:.3f}")
 
 
-def parts_plotly(parts: dict[str, np.ndarray], dims: int = 16):
+def parts_plotly(parts: dict[str, np.ndarray], dims: int = 16, language: str = ENGLISH):
     """Five bar rows over the first ``dims`` dimensions, the three rows and their sum on one scale."""
     from plotly.subplots import make_subplots
 
     fig = make_subplots(rows=len(PARTS), cols=1, shared_xaxes=True, vertical_spacing=0.06,
-                        subplot_titles=[TITLES[k] for k in PARTS])
+                        subplot_titles=[tr(TITLES[k], language) for k in PARTS])
     lim = max(float(np.abs(parts[k][:dims]).max()) for k in ("token", "position", "segment", "sum")) * 1.15
     x = list(range(dims))
     for row, key in enumerate(PARTS, start=1):
         color = COLORS["layernorm"] if key == "layernorm" else COLORS[key]
         fig.add_bar(x=x, y=np.round(parts[key][:dims], 4).tolist(), marker_color=color, row=row, col=1,
-                    showlegend=False, hovertemplate=f"{key}[%{{x}}] = %{{y:.3f}}<extra></extra>")
+                    showlegend=False, hovertemplate=f"{tr(key, language)}[%{{x}}] = %{{y:.3f}}<extra></extra>")
         if key != "layernorm":  # the raw vectors share one scale, so the sum visibly is the sum
             fig.update_yaxes(range=[-lim, lim], row=row, col=1)
-    fig.update_xaxes(title_text=f"dimension (first {dims} of {len(parts['token'])})", dtick=1,
+    fig.update_xaxes(title_text=tr("dimension (first {dims} of {H})", language).format(dims=dims, H=len(parts["token"])),
+                     dtick=1,
                      row=len(PARTS), col=1)
     fig.update_layout(height=560, margin=dict(l=45, r=10, t=30, b=45), bargap=0.2)
     fig.update_annotations(font_size=12, x=0, xanchor="left")
@@ -113,9 +117,9 @@ def static_demos(embeddings=None, tokenizer=None, text_a: str = PAIR[0], text_b:
     if index is None:
         index = tokens.index("cute") if "cute" in tokens else 0
 
-    def state(index):
+    def state(index, language=ENGLISH):  # a lookup and a LayerNorm: cheap enough to repeat per edition
         parts = embedding_parts(embeddings, ids, seg, index)
-        return {"caption": caption(parts, labels[index]), "figure": parts_plotly(parts, dims)}
+        return {"caption": caption(parts, labels[index], language), "figure": parts_plotly(parts, dims, language)}
 
     return [StaticDemo("embeddings", [Select("index", "token", options=list(range(len(tokens))),
                                                   default=index, labels=labels)], state=state)]

@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from bertlib import BertConfig, BertModel, BertTokenizer, eager_attention
 from bertlib.attention import BertSelfAttention
 from bertlib.encoder import ACT2FN, BertLayer
+from course.editions import ENGLISH, tr
 
 from ..plots import COLORS, describe
 
@@ -234,10 +235,11 @@ def attention_row(model, tokenizer, sentence: str, layer: int, head: int | None,
             "top_weight": float(weights[top]), "special": special, "layer": layer, "head": head}
 
 
-def describe_row(row: dict) -> str:
-    who = "mean over heads" if row["head"] is None else f"head {row['head']}"
-    return (f"layer {row['layer']}, {who}: {WORD!r} gives most attention to {row['top_token']!r} "
-            f"({row['top_weight']:.2f}); [CLS] and [SEP] together get {row['special']:.2f}")
+def describe_row(row: dict, language: str = ENGLISH) -> str:
+    who = tr("mean over heads", language) if row["head"] is None else tr("head {head}", language).format(head=row["head"])
+    return tr("layer {layer}, {who}: {word} gives most attention to {top} ({weight}); [CLS] and [SEP] together get "
+              "{special}", language).format(layer=row["layer"], who=who, word=repr(WORD), top=repr(row["top_token"]),
+                                            weight=f"{row['top_weight']:.2f}", special=f"{row['special']:.2f}")
 
 
 def special_token_shares(model, tokenizer, sentences: Sequence[str] = tuple(SENTENCES.values())) -> dict:
@@ -448,11 +450,12 @@ def model_diagram_picture(config: BertConfig):
 # Each demo's state (its line, figure and table) is one function, which the page stores for every control value
 # (static_demos) and the live version shows on each change (make_demo). Figures are plain plotly dicts: building a
 # plotly Figure object per state costs more than the model, and the page has 312 of them.
-def similarity_caption(a: str, b: str, sims: Sequence[float]) -> str:
-    return f"{a} / {b}: cosine {sims[0]:.3f} at the embeddings, {sims[-1]:.3f} after layer {len(sims) - 1}"
+def similarity_caption(a: str, b: str, sims: Sequence[float], language: str = ENGLISH) -> str:
+    return tr("{a} / {b}: cosine {first} at the embeddings, {last} after layer {layer}", language).format(
+        a=tr(a, language), b=tr(b, language), first=f"{sims[0]:.3f}", last=f"{sims[-1]:.3f}", layer=len(sims) - 1)
 
 
-def similarity_state(vectors: dict, a: str, b: str) -> dict:
+def similarity_state(vectors: dict, a: str, b: str, language: str = ENGLISH) -> dict:
     """Cosine of "bank" in sentences ``a`` and ``b`` after each layer (``vectors``: ``all_word_vectors``)."""
     sims = layer_similarity(vectors[a], vectors[b])
     same = SENSE[a] == SENSE[b]
@@ -460,16 +463,17 @@ def similarity_state(vectors: dict, a: str, b: str) -> dict:
     fig = {"data": [{"type": "scatter", "x": list(range(len(sims))), "y": [round(v, 4) for v in sims],
                      "mode": "lines+markers",
                      "line": line}],
-           "layout": {"xaxis": {"title": {"text": "layer (0 = embeddings)"}},
-                      "yaxis": {"title": {"text": "cosine similarity"}, "range": [0.6, 1.02]},
+           "layout": {"xaxis": {"title": {"text": tr("layer (0 = embeddings)", language)}},
+                      "yaxis": {"title": {"text": tr("cosine similarity", language)}, "range": [0.6, 1.02]},
                       "height": 320, "margin": {"l": 50, "r": 10, "t": 30, "b": 45},
-                      "title": {"text": f"{WORD!r}: {'same sense' if same else 'different senses'}",
+                      "title": {"text": f"{WORD!r}: {tr('same sense' if same else 'different senses', language)}",
                                 "font": {"size": 13}}}}
-    table = f"<p><b>A</b>: {SENTENCES[a]}<br><b>B</b>: {SENTENCES[b]}</p>"
-    return {"caption": similarity_caption(a, b, sims), "figure": fig, "html": table}
+    table = f"<p><b>A</b>: {SENTENCES[a]}<br><b>B</b>: {SENTENCES[b]}</p>"  # the model's English input, as it is
+    return {"caption": similarity_caption(a, b, sims, language), "figure": fig, "html": table}
 
 
-def attention_state(model, tokenizer, sentence: str, layer: int, head, attentions=None) -> dict:
+def attention_state(model, tokenizer, sentence: str, layer: int, head, attentions=None,
+                    language: str = ENGLISH) -> dict:
     """What the query "bank" of ``SENTENCES[sentence]`` attends to in ``layer`` (1-based), one head or
     ``"mean"`` (or None) of them; ``attentions``: that sentence's, to spare a forward pass."""
     row = attention_row(model, tokenizer, SENTENCES[sentence], layer, None if head == "mean" else head,
@@ -479,9 +483,9 @@ def attention_state(model, tokenizer, sentence: str, layer: int, head, attention
     labels = [f"{j}:{t}" for j, t in enumerate(row["tokens"])]  # positions keep repeated tokens apart
     weights = [round(w, 3) for w in row["weights"]]  # 3 decimals: the page ships every state's bars
     fig = {"data": [{"type": "bar", "x": labels, "y": weights, "marker": {"color": colors}}],
-           "layout": {"yaxis": {"title": {"text": "attention weight"}, "range": [0, 1]}, "height": 320,
+           "layout": {"yaxis": {"title": {"text": tr("attention weight", language)}, "range": [0, 1]}, "height": 320,
                       "margin": {"l": 50, "r": 10, "t": 10, "b": 80}, "xaxis": {"tickangle": -60}}}
-    return {"caption": describe_row(row), "figure": fig}
+    return {"caption": describe_row(row, language), "figure": fig}
 
 
 def make_demo(model=None, tokenizer=None):
@@ -522,20 +526,24 @@ def static_demos(model=None, tokenizer=None) -> list:
     L, nh = model.config.num_hidden_layers, model.config.num_attention_heads
     attentions = {name: _run(model, tokenizer, s).attentions for name, s in SENTENCES.items()}
 
-    def pair_state(a, b):
-        return similarity_state(vectors, a, b)
+    # the model ran above, once (vectors, attentions); each edition only words a state's numbers
+    def pair_state(a, b, language=ENGLISH):
+        return similarity_state(vectors, a, b, language)
 
-    def picker_state(sentence, layer, head):
-        return attention_state(model, tokenizer, sentence, layer, head, attentions=attentions[sentence])
+    def picker_state(sentence, layer, head, language=ENGLISH):
+        return attention_state(model, tokenizer, sentence, layer, head, attentions=attentions[sentence],
+                               language=language)
 
     return [
         StaticDemo(demo_id="bank-similarity",
-                   controls=[Select("a", "sentence A", options=names, default=names[0]),
-                             Select("b", "sentence B", options=names, default=names[2])],
+                   controls=[Select("a", "sentence A", options=names, default=names[0], words=True),
+                             Select("b", "sentence B", options=names, default=names[2], words=True)],
                    state=pair_state),
         StaticDemo(demo_id="attention-picker",
-                   controls=[Select("sentence", "sentence", options=names, default=DEFAULT_VIEW["sentence"]),
+                   controls=[Select("sentence", "sentence", options=names, default=DEFAULT_VIEW["sentence"],
+                                    words=True),
                              Slider("layer", "layer", values=list(range(1, L + 1)), default=DEFAULT_VIEW["layer"]),
-                             Select("head", "head", options=["mean", *range(nh)], default=DEFAULT_VIEW["head"])],
+                             Select("head", "head", options=["mean", *range(nh)], default=DEFAULT_VIEW["head"],
+                                    words=True)],
                    state=picker_state),
     ]

@@ -5,6 +5,8 @@ Works with bertlib's ``BertTokenizer`` and with transformers' tokenizers alike (
 """
 from __future__ import annotations
 
+from course.editions import ENGLISH, tr
+
 
 def encode_rows(tokenizer, text_a: str, text_b: str | None = None, max_length: int | None = None) -> list[dict]:
     """One dict per position: position, token, id, segment, mask. With ``max_length`` the input is
@@ -18,11 +20,12 @@ def encode_rows(tokenizer, text_a: str, text_b: str | None = None, max_length: i
             for i, (t, x, s, m) in enumerate(zip(tokens, ids, enc["token_type_ids"], enc["attention_mask"]))]
 
 
-def summary(rows: list[dict]) -> str:
+def summary(rows: list[dict], language: str = ENGLISH) -> str:
     n_a = sum(1 for r in rows if r["mask"] and r["segment"] == 0)
     n_b = sum(1 for r in rows if r["mask"] and r["segment"] == 1)
     n_pad = sum(1 for r in rows if not r["mask"])
-    return f"{len(rows)} positions: {n_a} in segment A, {n_b} in segment B, {n_pad} padding"
+    return tr("{n} positions: {a} in segment A, {b} in segment B, {pad} padding", language).format(
+        n=len(rows), a=n_a, b=n_b, pad=n_pad)
 
 
 def make_demo(tokenizer, text_a: str = "my dog is cute", text_b: str = "he likes playing", max_length: int = 0):
@@ -58,11 +61,12 @@ def truncated(tokenizer, text_a: str, text_b: str | None, rows: list[dict]) -> i
     return len(full) - sum(r["mask"] for r in rows)
 
 
-def rows_table(rows: list[dict]):
+def rows_table(rows: list[dict], language: str = ENGLISH):
     """The rows as ``course.plots.html_table``: one column per position, tinted by segment, padding grey."""
     from ..plots import COLORS, html_table, tint
 
-    keys = (("token", "token"), ("id", "input_ids"), ("segment", "token_type_ids"), ("mask", "attention_mask"))
+    keys = (("token", tr("token", language)), ("id", "input_ids"), ("segment", "token_type_ids"),
+            ("mask", "attention_mask"))  # the last three: the tokenizer's own keys, code in every edition
     body = [[name] + [str(r[key]) for r in rows] for key, name in keys]  # str: ids without thousands commas
 
     def style(i, j):
@@ -72,20 +76,22 @@ def rows_table(rows: list[dict]):
         color = COLORS["pad"] if r["mask"] == 0 else (COLORS["token"], COLORS["segment"])[r["segment"]]
         return f"background:{tint(color)}"
 
-    return html_table(["position"] + [str(r["position"]) for r in rows], body,
+    return html_table([tr("position", language)] + [str(r["position"]) for r in rows], body,
                       align="l" + "r" * len(rows), cell_style=style)
 
 
-def demo_caption(tokenizer, text_a: str, text_b: str | None, max_length: int) -> str:
+def demo_caption(tokenizer, text_a: str, text_b: str | None, max_length: int, language: str = ENGLISH) -> str:
     """The static demo's one line: positions by segment, padding, and what truncation cut."""
     rows = encode_rows(tokenizer, text_a, text_b, max_length or None)
-    return f"{summary(rows)}; {truncated(tokenizer, text_a, text_b, rows)} tokens truncated"
+    return tr("{summary}; {n} tokens truncated", language).format(
+        summary=summary(rows, language), n=truncated(tokenizer, text_a, text_b, rows))
 
 
-def state(tokenizer, text_a: str, text_b: str | None, max_length: int) -> dict:
+def state(tokenizer, text_a: str, text_b: str | None, max_length: int, language: str = ENGLISH) -> dict:
     """What the page and the live demo show for two texts and a max_length (0: none): the caption and the table."""
     rows = encode_rows(tokenizer, text_a, text_b, max_length or None)
-    return {"caption": demo_caption(tokenizer, text_a, text_b or None, max_length), "html": rows_table(rows)}
+    return {"caption": demo_caption(tokenizer, text_a, text_b or None, max_length, language),
+            "html": rows_table(rows, language)}
 
 
 def static_demos(tokenizer=None):
@@ -100,11 +106,12 @@ def static_demos(tokenizer=None):
 
         tokenizer = BertTokenizer.from_pretrained(get_model_path())
 
-    def pair_state(pair, max_length):
-        return state(tokenizer, *PAIRS[pair], max_length)
+    def pair_state(pair, max_length, language=ENGLISH):  # a tokenizer call: cheap enough to repeat per edition
+        return state(tokenizer, *PAIRS[pair], max_length, language)
 
     labels = [f"{a} | {b}" if b else a for a, b in PAIRS]
     return [StaticDemo("inputs", [Select("pair", "sentences", options=list(range(len(PAIRS))), labels=labels),
                                        Slider("max_length", "max_length", values=list(MAX_LENGTHS), default=12,
-                                              labels=["none" if m == 0 else str(m) for m in MAX_LENGTHS])],
+                                              labels=["none" if m == 0 else str(m) for m in MAX_LENGTHS],
+                                              words=True)],
                        state=pair_state)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from bertlib import BertConfig, count_parameters
 from bertlib.params import embeddings_breakdown, layer_breakdown
+from course.editions import ENGLISH, tr
 
 PRESETS = {
     "BERT-Base": dict(hidden_size=768, num_hidden_layers=12, vocab_size=30522),
@@ -98,32 +99,34 @@ def config_with_heads(hidden_size: int, num_hidden_layers: int, num_attention_he
                       num_attention_heads=num_attention_heads, intermediate_size=4 * hidden_size)
 
 
-def caption(cfg: BertConfig) -> str:
+def caption(cfg: BertConfig, language: str = ENGLISH) -> str:
     """The static demo's one line: the total, and the heads' width (the heads split H, they add nothing)."""
     total = count_parameters(cfg)["total"]
     share = grouped_counts(cfg)["word embeddings"] / total
-    return (f"L={cfg.num_hidden_layers}, H={cfg.hidden_size}, A={cfg.num_attention_heads} "
-            f"({cfg.hidden_size // cfg.num_attention_heads} per head), V={cfg.vocab_size:,}: "
-            f"{total:,} parameters, {share:.1%} in the word embeddings")
+    return tr("L={L}, H={H}, A={A} ({per_head} per head), V={V}: {total} parameters, {share} in the word "
+              "embeddings", language).format(L=cfg.num_hidden_layers, H=cfg.hidden_size, A=cfg.num_attention_heads,
+                                             per_head=cfg.hidden_size // cfg.num_attention_heads,
+                                             V=f"{cfg.vocab_size:,}", total=f"{total:,}", share=f"{share:.1%}")
 
 
 SHORT_GROUPS = ("word<br>emb.", "pos., seg.,<br>LayerNorm", "attention", "feed-<br>forward",
                "pooler")  # GROUPS, short enough for a phone's width (the full names are in the hover)
 
 
-def breakdown_plotly(cfg: BertConfig):
+def breakdown_plotly(cfg: BertConfig, language: str = ENGLISH):
     """The count by component as bars, each labelled with its count and share."""
     import plotly.graph_objects as go
 
     groups = grouped_counts(cfg)
     total = sum(groups.values())
     values = [groups[g] for g in GROUPS]
-    fig = go.Figure(go.Bar(x=list(SHORT_GROUPS), y=[v / 1e6 for v in values], marker_color=list(GROUP_COLORS),
+    fig = go.Figure(go.Bar(x=[tr(g, language) for g in SHORT_GROUPS], y=[v / 1e6 for v in values],
+                           marker_color=list(GROUP_COLORS),
                            text=[f"{v / 1e6:.2f}M<br>{v / total:.1%}" for v in values], textposition="outside",
-                           cliponaxis=False, customdata=list(GROUPS),
+                           cliponaxis=False, customdata=[tr(g, language) for g in GROUPS],
                            hovertemplate="%{customdata}: %{y:.2f}M<extra></extra>"))
     fig.update_layout(height=340, margin=dict(l=55, r=10, t=20, b=70), showlegend=False)
-    fig.update_yaxes(title_text="parameters (millions)", range=[0, max(values) / 1e6 * 1.3])
+    fig.update_yaxes(title_text=tr("parameters (millions)", language), range=[0, max(values) / 1e6 * 1.3])
     fig.update_xaxes(tickangle=0)
     return fig
 
@@ -132,15 +135,16 @@ def static_demos():
     """Chapter 3's demo in the static page: L, H, A and V; bertlib's count by component for each."""
     from course.static_demo import Buttons, Select, Slider, StaticDemo
 
-    figures = {}  # the heads do not change the count: one figure per (L, H, V)
+    figures = {}  # the heads do not change the count: one figure per (L, H, V) and edition
 
-    def state(L, H, A, V):
+    def state(L, H, A, V, language=ENGLISH):
         if H % A:
-            return {"caption": f"A={A} heads do not divide H={H}: each head needs H/A whole dimensions"}
+            return {"caption": tr("A={A} heads do not divide H={H}: each head needs H/A whole dimensions",
+                                  language).format(A=A, H=H)}
         cfg = config_with_heads(H, L, A, V)
-        if (L, H, V) not in figures:
-            figures[L, H, V] = breakdown_plotly(cfg)
-        return {"caption": caption(cfg), "figure": figures[L, H, V]}
+        if (L, H, V, language) not in figures:
+            figures[L, H, V, language] = breakdown_plotly(cfg, language)
+        return {"caption": caption(cfg, language), "figure": figures[L, H, V, language]}
 
     return [StaticDemo("sizes", [Slider("L", "layers L", values=list(LAYERS), default=12),
                                       Slider("H", "hidden size H", values=list(WIDTHS), default=768),

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from bertlib import build_attention_mask
+from course.editions import ENGLISH, tr
 
 from ..plots import COLORS
 
@@ -85,15 +86,15 @@ def first_layer_attention(tokenizer, model_bi, model_gpt, sentence: str = SENTEN
     return tokens, attn[0], attn[1]
 
 
-def caption(tokens: Sequence[str], position: int) -> str:
-    """The static demo's one line: how many keys the query reads under each model."""
+def caption(tokens: Sequence[str], position: int, language: str = ENGLISH) -> str:
+    """The static demo's one line: how many keys the query reads under each model (in ``language``)."""
     seen = visible_tokens(tokens, position)
-    return (f"query {position} ({tokens[position]!r}) reads {len(seen['bert'])} keys (BERT), "
-            f"{len(seen['gpt'])} (GPT) of {len(tokens)}")
+    return tr("query {position} ({token}) reads {bert} keys (BERT), {gpt} (GPT) of {n}", language).format(
+        position=position, token=repr(tokens[position]), bert=len(seen["bert"]), gpt=len(seen["gpt"]), n=len(tokens))
 
 
 def position_plotly(tokens: Sequence[str], position: int, attn_bert: np.ndarray | None = None,
-                    attn_gpt: np.ndarray | None = None):
+                    attn_gpt: np.ndarray | None = None, language: str = ENGLISH):
     """Two panels, BERT above GPT: for the query at ``position``, each key is either hidden (a grey crossed
     bar) or visible; with ``attn_*`` (T, T) weights given, a visible bar's height is the weight the query gives
     that key, else 1 ("may attend")."""
@@ -108,7 +109,7 @@ def position_plotly(tokens: Sequence[str], position: int, attn_bert: np.ndarray 
     if not weighted:  # no weights: a visible key is a bar of height 1
         attn_bert, attn_gpt = visibility(T, False).astype(float), visibility(T, True).astype(float)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.14,
-                        subplot_titles=("BERT: bidirectional", "GPT: causal"))
+                        subplot_titles=(tr("BERT: bidirectional", language), tr("GPT: causal", language)))
     x = [f"{j}:{t}" for j, t in enumerate(tokens)]
     ymax = max(float(np.asarray(a)[position].max()) for a in (attn_bert, attn_gpt)) * 1.15
     for row, (causal, attn, color) in enumerate(((False, attn_bert, COLORS["bert"]),
@@ -116,11 +117,11 @@ def position_plotly(tokens: Sequence[str], position: int, attn_bert: np.ndarray 
         seen = visibility(T, causal)[position]
         w = np.asarray(attn, dtype=float)[position]
         fig.add_bar(x=x, y=np.where(seen, w, 0.0).round(4).tolist(), marker_color=color, row=row, col=1,
-                    name="visible", showlegend=False, hovertemplate="%{x}: %{y:.3f}<extra></extra>")
+                    name=tr("visible", language), showlegend=False, hovertemplate="%{x}: %{y:.3f}<extra></extra>")
         fig.add_bar(x=x, y=np.where(seen, 0.0, ymax).round(4).tolist(), marker_color=COLORS["hidden"],
-                    marker_pattern_shape="x", row=row, col=1, name="hidden", showlegend=False,
+                    marker_pattern_shape="x", row=row, col=1, name=tr("hidden", language), showlegend=False,
                     hoverinfo="skip")
-        fig.update_yaxes(range=[0, ymax], title_text="weight" if weighted else "may attend", row=row, col=1)
+        fig.update_yaxes(range=[0, ymax], title_text=tr("weight" if weighted else "may attend", language), row=row, col=1)
     fig.add_vline(x=position, line_dash="dot", line_width=1)
     fig.update_layout(barmode="overlay", height=420, margin=dict(l=55, r=10, t=30, b=90), bargap=0.15)
     fig.update_xaxes(tickangle=-60, row=2, col=1)
@@ -137,9 +138,9 @@ def static_demos(tokenizer=None, model_bi=None, model_gpt=None, sentence: str = 
     tokens, attn_bert, attn_gpt = first_layer_attention(tokenizer, model_bi, model_gpt, sentence)
     start = tokens.index("it") if position is None and "it" in tokens else (position or 0)
 
-    def state(position):
-        return {"caption": caption(tokens, position),
-                "figure": position_plotly(tokens, position, attn_bert, attn_gpt)}
+    def state(position, language=ENGLISH):  # the weights are computed above, once; each edition words them
+        return {"caption": caption(tokens, position, language),
+                "figure": position_plotly(tokens, position, attn_bert, attn_gpt, language)}
 
     return [StaticDemo("positions", [Slider("position", "query position", values=list(range(len(tokens))),
                                                  default=start, labels=[f"{j}: {t}" for j, t in enumerate(tokens)])],
