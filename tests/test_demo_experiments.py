@@ -11,7 +11,7 @@ import pytest
 
 from course.demos import experiments as demo
 from course.demos._live import caption_html
-from demo_checks import check_page_parts, live_panel, live_shows
+from demo_checks import check_editions, check_page_parts, live_panel, live_shows
 
 T_975 = {1: 12.7062, 2: 4.3027, 3: 3.1824}  # df -> the 97.5% quantile of Student's t
 
@@ -96,3 +96,19 @@ def test_static_demo_states_and_live_demo_agree():
         page = d.state_at([choice, n - 1])
         assert line.value == caption_html(page["caption"])
         assert live_shows(figure, page["figure"])
+
+
+def test_the_demo_in_chinese_fills_each_comparison_s_numbers_after_translating():
+    """The Chinese edition (issue 31 §2): the comparisons as chapter 12 hands them (templates and their fields),
+    the verdict's sentence and the interval in Chinese, the numbers the English shows."""
+    five = demo.Paired("5. pretrained − from scratch, {n} labels", "topics accuracy, {n} labels",
+                       ("pretrained", "from scratch"), CLEAR.a, CLEAR.b, CLEAR.seeds, {"n": 100})
+    masking = demo.Paired("3. masking 25% − 15%", "held-out MLM top-1 (masked at 15%)", ("25%", "15%"),
+                          NOISY.a, NOISY.b, NOISY.seeds)
+    (d,) = demo.static_demos([five, masking])
+    check_editions(d)
+    assert d.controls[0].shown_labels() == ["5. pretrained − from scratch, 100 labels", "3. masking 25% − 15%"]
+    assert d.controls[0].shown_labels("zh_CN") == ["5. 预训练 − 从零开始，100 个标签", "3. 遮住 25% − 15%"]
+    en, zh = d.caption(choice=0, n=4), d.caption("zh_CN", choice=0, n=4)
+    assert en.endswith("pretrained is larger") and zh.endswith("预训练 更大") and "区间" in zh
+    assert d.caption("zh_CN", choice=0, n=1).startswith("5. 预训练 − 从零开始，100 个标签，只看种子 0")

@@ -15,7 +15,7 @@ from bertlib import (
 )
 from course.demos import finetuning as finetuning_demo
 from course.demos._live import caption_html
-from demo_checks import TINY, all_captions, by_id, check_page_parts, live_panel, live_shows
+from demo_checks import TINY, all_captions, by_id, check_editions, check_page_parts, live_panel, live_shows
 
 
 @pytest.mark.parametrize("num_labels", [2, 5])
@@ -249,3 +249,13 @@ def test_live_demo_shows_the_page_states(finetuning_demos, heads, minilm_tokeniz
         assert live_shows(sched_figure, page["figure"]) and sched_text.value == caption_html(page["caption"])
     n.value = 1000
     assert "on 1,000 examples: 96 steps" in sched_text.value and not live_shows(sched_figure, page["figure"])
+
+
+def test_static_demos_in_chinese(finetuning_demos):
+    """The Chinese edition from the same heads (issue 31 §2): the heads' names are buttons in Chinese, each
+    caption Chinese with its numbers, the span's problems named in Chinese."""
+    for d in finetuning_demos.values():
+        check_editions(d)
+    heads = finetuning_demos["finetuning-heads"]
+    assert heads.controls[0].shown_labels("zh_CN") == ["序列分类", "词元分类", "问答"]
+    assert heads.caption("zh_CN", head="question answering").startswith("问答：读取 每个词元的向量")

@@ -5,6 +5,8 @@ is checked against an independent computation with bertlib. The page test (tests
 same captions in the built book."""
 from __future__ import annotations
 
+import re
+
 
 import pytest
 import torch
@@ -14,7 +16,7 @@ from bertlib import (
 )
 from course.demos import masking as masking_demo
 from course.demos._live import caption_html
-from demo_checks import all_captions, check_page_parts, live_panel, live_shows
+from demo_checks import all_captions, check_editions, check_page_parts, live_panel, live_shows
 
 
 @pytest.mark.parametrize("seed", [0, 1, 4, 17])
@@ -195,3 +197,15 @@ def test_static_running_shares_approach_80_10_10(minilm_tokenizer):
     assert totals["unchanged"] / n == pytest.approx(0.1, abs=0.05)
     exp = masking_demo.expected_shares(0.8, 0.1, 30522)
     assert sum(exp.values()) == pytest.approx(1.0) and exp["masked"] > 0.8 > exp["masked"] - 1e-5
+
+
+def test_static_demo_and_step_table_in_chinese(seeds_demo, minilm_tokenizer):
+    """The Chinese edition from the same draws (issue 31 §2): the demo's words translated with the same numbers;
+    the step-by-step table's header and outcomes in Chinese, [MASK] and the tokens as they are."""
+    check_editions(seeds_demo)
+    rows = masking_demo.mask_sentence(minilm_tokenizer, masking_demo.SENTENCES[0], 3)
+    zh, en = masking_demo.rows_html(rows, "zh_CN"), masking_demo.rows_html(rows)
+    assert "如何处理" in zh and "what happens" in en and "what happens" not in zh
+    assert zh.count("<tr") == en.count("<tr") and all(row["token"] in zh for row in rows)
+    assert re.findall(r"\d+", re.sub(r"<[^>]+>|style=\"[^\"]*\"", " ", zh)) == \
+        re.findall(r"\d+", re.sub(r"<[^>]+>|style=\"[^\"]*\"", " ", en))

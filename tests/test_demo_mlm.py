@@ -15,7 +15,7 @@ from bertlib import mlm_loss
 from bertlib.training.pretrain import pretrain
 from bertlib.training.pretrain_config import PretrainConfig
 from course.demos import mlm as mlm_demo
-from demo_checks import live_panel, live_shows, all_captions, by_id, check_page_parts, number_after
+from demo_checks import live_panel, live_shows, all_captions, by_id, check_editions, check_page_parts, number_after
 
 
 @pytest.mark.parametrize("p,expected", [(0.62, 0.4780), (0.01, 4.6052), (1.0, 0.0), (1 / 30522, 10.3262)])
@@ -273,3 +273,14 @@ def test_the_book_s_head_guesses_sensibly():
     position = mlm_demo.default_position(model, tokenizer, pick["sentence"])
     r = mlm_demo.mask_one_word(model, tokenizer, pick["sentence"], position)
     assert r["rank_right"] <= 3 and r["top"][0][1] > 0.1, r
+
+
+def test_static_demos_in_chinese(mlm_demos):
+    """The Chinese edition of both demos, from the same states (issue 31 §2): every word translated, each caption
+    Chinese with the English caption's numbers, the same numbers in every figure and table."""
+    for d in mlm_demos.values():
+        check_editions(d)
+    zh = mlm_demos["mask-bug"].caption("zh_CN", n_selected=3)
+    assert zh.startswith("16 个位置中选中 3 个：正确的损失") and "错误写法" in zh
+    table = mlm_demos["masked-word"].state_at([0], "zh_CN")["html"]
+    assert "计入损失" in str(table._repr_html_() if hasattr(table, "_repr_html_") else table)

@@ -5,6 +5,7 @@ is checked against an independent computation with bertlib. The page test (tests
 same captions in the built book."""
 from __future__ import annotations
 
+import html
 import math
 import random
 
@@ -15,7 +16,7 @@ import torch.nn.functional as F
 from bertlib.nsp import create_nsp_examples
 from course.demos import nsp as nsp_demo
 from course.demos._live import caption_html
-from demo_checks import all_captions, by_id, check_page_parts, live_panel, live_shows, number_after
+from demo_checks import all_captions, by_id, check_editions, check_page_parts, live_panel, live_shows, number_after
 
 
 @pytest.mark.parametrize("seed", [0, 3, 11])
@@ -160,3 +161,12 @@ def test_live_demo_shows_the_page_states(nsp_demos, minilm_tokenizer):
         z0.value, z1.value, label.value = a, b, lab
         page = nsp_demos["nsp-loss"].state_at([nsp_demo.DEMO_LOGITS.index(a), nsp_demo.DEMO_LOGITS.index(b), lab])
         assert live_shows(loss_figure, page["figure"]) and loss_label.value == caption_html(page["caption"])
+
+
+def test_static_demos_in_chinese(nsp_demos, minilm_tokenizer):
+    """The Chinese edition from the same pairs (issue 31 §2); the pairs' sentences are the corpus's English."""
+    for d in nsp_demos.values():
+        check_editions(d)
+    rows = nsp_demo.pair_rows(nsp_demo.make_pairs(minilm_tokenizer, 0))
+    zh = nsp_demo.pairs_html(rows, "zh_CN")
+    assert ">标签<" in zh and all(html.escape(r["A"]) in zh for r in rows)

@@ -13,7 +13,8 @@ from bertlib.training.pretrain import pretrain
 from bertlib.training.pretrain_config import PretrainConfig
 from bertlib.training.pretraining_data import load_pretraining_data
 from course.demos import pretraining as pretraining_demo
-from demo_checks import check_page_parts
+from course.demos import pretraining_checkpoints
+from demo_checks import check_editions, check_page_parts
 
 
 TINY = PretrainConfig(steps=30, batch_size=16, seq_len=32, hidden_size=32, num_hidden_layers=1,
@@ -86,3 +87,17 @@ def test_pretraining_run_record_round_trips(tiny_run, tmp_path, monkeypatch):
         pretraining_demo.load_run_record(tmp_path / "missing.json")
     with pytest.raises(ValueError, match="MASK"):
         pretraining_demo.FillMaskSnapshots(snapshots.tokenizer, every=10, prompts=["no mask here"])
+
+
+def test_the_page_demo_in_both_editions(tiny_run):
+    """Chapter 11 shows course.demos.pretraining_checkpoints' demo (the hook's module is in the runs' code
+    version, so its words live there): in English the very states of the hook module's, in Chinese the same
+    numbers in Chinese words (issue 31 §2)."""
+    _, snapshots, a, _ = tiny_run
+    (old,) = pretraining_demo.static_demos(a.history, snapshots, a.metrics["mlm_unigram_baseline"])
+    (demo,) = pretraining_checkpoints.static_demos(a.history, snapshots, a.metrics["mlm_unigram_baseline"])
+    assert demo.payload() == old.payload()
+    check_editions(demo)
+    assert demo.caption("zh_CN", steps_done=0).startswith("训练之前：训练 MLM 损失")
+    with pytest.raises(ValueError, match="snapshots"):
+        pretraining_checkpoints.static_demos(a.history, {})

@@ -8,9 +8,11 @@ by ``course.verdicts``; with one seed there is one difference and no interval.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+import re
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..editions import ENGLISH, tr
 from ..plots import COLORS
 from ..verdicts import interval, said
 
@@ -30,6 +32,12 @@ class Paired:
     a: tuple[float, ...]
     b: tuple[float, ...]
     seeds: tuple[int, ...]
+    fields: dict = field(default_factory=dict)  # what label and metric fill in ({n} labels): each edition's words
+
+    def say(self, text: str, language: str = ENGLISH) -> str:
+        """``text`` (the label, the metric or a name) as ``language``'s page shows it: words through
+        ``editions.tr``, then this comparison's ``fields``; a name without words (25%, 80/10/10) as it is."""
+        return (tr(text, language) if re.search("[A-Za-z]{2}", text) else text).format(**self.fields)
 
     def __post_init__(self):
         if not len(self.a) == len(self.b) == len(self.seeds) >= 1:
@@ -44,44 +52,53 @@ def _compare(a, b) -> dict:
     return compare(a, b)
 
 
-def caption(p: Paired, n: int) -> str:
+def caption(p: Paired, n: int, language: str = ENGLISH) -> str:
     """The state's line: with one seed its single difference, else the interval over the first ``n`` seeds and
-    the sentence it chooses."""
+    the sentence it chooses, in ``language``."""
     if not 1 <= n <= len(p.seeds):
         raise ValueError(f"{p.label}: {n} seeds asked, {len(p.seeds)} were run")
+    label, a_name, b_name = (p.say(t, language) for t in (p.label, *p.names))
     if n == 1:
-        return (f"{p.label}, seed {p.seeds[0]} alone: {p.names[0]} {p.a[0]:.3f}, {p.names[1]} {p.b[0]:.3f}, "
-                f"a difference of {p.a[0] - p.b[0]:+.3f}; one seed has no spread, so no interval and no verdict")
+        return tr("{label}, seed {seed} alone: {a_name} {a:.3f}, {b_name} {b:.3f}, a difference of {d:+.3f}; one "
+                  "seed has no spread, so no interval and no verdict", language).format(
+            label=label, seed=p.seeds[0], a_name=a_name, a=p.a[0], b_name=b_name, b=p.b[0], d=p.a[0] - p.b[0])
     cmp = _compare(p.a[:n], p.b[:n])
-    verdict = said(cmp, f"{p.names[0]} is larger", f"{p.names[0]} is smaller", "no difference we can see")
-    return f"{p.label}: difference {interval(cmp)}: {verdict}"
+    verdict = tr(said(cmp, "{name} is larger", "{name} is smaller", "no difference we can see"), language)
+    return tr("{label}: difference {interval}: {verdict}", language).format(
+        label=label, interval=interval(cmp, language=language), verdict=verdict.format(name=a_name))
 
 
-def figure(p: Paired, n: int):
+def figure(p: Paired, n: int, language: str = ENGLISH):
     """Top: each seed's two scores. Bottom: each seed's difference, and (from two seeds) the mean difference
     with its interval, against zero. The top panel's range covers every seed, so adding one does not rescale it."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    seeds = [f"seed {s}" for s in p.seeds[:n]]
+    def seed(s):
+        return tr("seed {seed}", language).format(seed=s)
+
+    mean = tr("mean", language)
+    names = [p.say(name, language) for name in p.names]
+    seeds = [seed(s) for s in p.seeds[:n]]
     d = [x - y for x, y in zip(p.a[:n], p.b[:n])]
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2, row_heights=[0.5, 0.5],
-                        subplot_titles=(p.metric, f"{p.names[0]} − {p.names[1]}"))
-    for name, ys, color in ((p.names[0], p.a, COLORS["bert"]), (p.names[1], p.b, COLORS["gpt"])):
+                        subplot_titles=(p.say(p.metric, language), f"{names[0]} − {names[1]}"))
+    for name, ys, color in ((names[0], p.a, COLORS["bert"]), (names[1], p.b, COLORS["gpt"])):
         fig.add_trace(go.Scatter(x=seeds, y=list(ys[:n]), mode="markers", name=name,
                                  marker=dict(color=color, size=11)), row=1, col=1)
-    fig.add_trace(go.Scatter(x=seeds, y=d, mode="markers", name="difference, per seed",
+    fig.add_trace(go.Scatter(x=seeds, y=d, mode="markers", name=tr("difference, per seed", language),
                              marker=dict(color=COLORS["pad"], size=9)), row=2, col=1)
     low = high = None
     if n >= 2:
         cmp = _compare(p.a[:n], p.b[:n])
         low, high = cmp["low"], cmp["high"]
-        fig.add_trace(go.Scatter(x=["mean"], y=[cmp["difference"]], mode="markers", name="mean, with its interval",
+        fig.add_trace(go.Scatter(x=[mean], y=[cmp["difference"]], mode="markers",
+                                 name=tr("mean, with its interval", language),
                                  marker=dict(color=COLORS["sum"], size=12, symbol="diamond"),
                                  error_y=dict(type="data", symmetric=False, array=[high - cmp["difference"]],
                                               arrayminus=[cmp["difference"] - low], thickness=3, width=8)),
                       row=2, col=1)
-    categories = [f"seed {s}" for s in p.seeds] + ["mean"]
+    categories = [seed(s) for s in p.seeds] + [mean]
     every = list(p.a) + list(p.b)
     pad = 0.1 * (max(every) - min(every)) or 0.05
     fig.update_yaxes(range=[min(every) - pad, max(every) + pad], row=1, col=1)
@@ -96,8 +113,8 @@ def figure(p: Paired, n: int):
     return fig
 
 
-def state(p: Paired, n: int) -> dict:
-    return {"caption": caption(p, n), "figure": figure(p, n)}
+def state(p: Paired, n: int, language: str = ENGLISH) -> dict:
+    return {"caption": caption(p, n, language), "figure": figure(p, n, language)}
 
 
 def save_record(pairs: list[Paired], path: Path | None = None) -> Path:
@@ -116,8 +133,8 @@ def load_record(path: Path | None = None) -> list[Paired]:
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: it is written when chapter 12 is executed "
                                 "(build the book, or chapters/12_experiments.md alone, first)")
-    return [Paired(r["label"], r["metric"], tuple(r["names"]), tuple(r["a"]), tuple(r["b"]), tuple(r["seeds"]))
-            for r in json.loads(path.read_text())]
+    return [Paired(r["label"], r["metric"], tuple(r["names"]), tuple(r["a"]), tuple(r["b"]), tuple(r["seeds"]),
+                   r.get("fields", {})) for r in json.loads(path.read_text())]
 
 
 def _seed_counts(pairs: list[Paired]) -> list[int]:
@@ -136,7 +153,7 @@ def make_demo(pairs: list[Paired] | None = None, choice: int = 0, n: int | None 
 
     pairs = load_record() if pairs is None else pairs
     counts = _seed_counts(pairs)
-    pick = widgets.Dropdown(options=[(p.label, i) for i, p in enumerate(pairs)], value=choice,
+    pick = widgets.Dropdown(options=[(p.say(p.label), i) for i, p in enumerate(pairs)], value=choice,
                             description="comparison", layout=widgets.Layout(width="auto"))
     seeds = widgets.IntSlider(value=counts[-1] if n is None else n, min=1, max=counts[-1], description="seeds",
                               continuous_update=False)
@@ -148,9 +165,17 @@ def static_demos(pairs: list[Paired] | None = None):
     rebuilt from the record the chapter's last execution left (``RECORD``)."""
     from course.static_demo import Select, Slider, StaticDemo
 
+    class Comparisons(Select):
+        """The comparison picker: each label in each edition's words, its numbers filled in (``Paired.say``)."""
+
+        def shown_labels(self, language: str = ENGLISH) -> list[str]:
+            return [p.say(p.label, language) for p in pairs]
+
     pairs = load_record() if pairs is None else pairs
     counts = _seed_counts(pairs)
     return [StaticDemo("how-many-seeds",
-                       [Select("choice", "comparison", options=list(range(len(pairs))), labels=[p.label for p in pairs]),
+                       [Comparisons("choice", "comparison", options=list(range(len(pairs))),
+                                    labels=[p.say(p.label) for p in pairs]),
                         Slider("n", "seeds", values=counts, default=counts[-1])],
-                       state=lambda choice, n: state(pairs[choice], n), title="How many seeds a verdict needs")]
+                       state=lambda choice, n, language=ENGLISH: state(pairs[choice], n, language),
+                       title="How many seeds a verdict needs")]

@@ -17,6 +17,7 @@ from bertlib import (
 )
 from bertlib.training.loop import learning_rates, steps_in, warmup_steps
 
+from ..editions import ENGLISH, tr
 from ..plots import COLORS, html_table
 
 # Devlin et al. (2019), appendix A.3: the fine-tuning grid ("optimal values are task-specific, but we found
@@ -151,13 +152,13 @@ def head_reads_and_outputs(name: str, model, tokenizer, question: str = QUESTION
         r |= {"reads": "the pooled [CLS] vector", "reads_shape": tuple(hidden.pooler_output.shape),
               "layer": f"Linear({H}, {out.logits.size(-1)})", "outputs": {"logits": tuple(out.logits.shape)},
               "probs": out.logits[0].softmax(-1).tolist()}
-        r["answer"] = f"label {max(range(len(r['probs'])), key=r['probs'].__getitem__)}"
+        r["answer_said"] = ("label {label}", {"label": max(range(len(r["probs"])), key=r["probs"].__getitem__)})
     elif name == "token classification":
         probs = out.logits[0].softmax(-1)  # (T, C)
         r |= {"reads": "every token's vector", "reads_shape": tuple(hidden.last_hidden_state.shape),
               "layer": f"Linear({H}, {out.logits.size(-1)})", "outputs": {"logits": tuple(out.logits.shape)},
               "probs": probs.tolist(), "labels": probs.argmax(-1).tolist()}
-        r["answer"] = f"label per token, {len(set(r['labels']))} distinct"
+        r["answer_said"] = ("label per token, {n} distinct", {"n": len(set(r["labels"]))})
     elif name == "question answering":
         start, end = out.start_logits[0], out.end_logits[0]  # (T,) each
         cs, ce, score = decode_span(start, end, qa["context_mask"])
@@ -165,10 +166,18 @@ def head_reads_and_outputs(name: str, model, tokenizer, question: str = QUESTION
               "layer": f"Linear({H}, 2)", "outputs": {"start_logits": tuple(out.start_logits.shape),
                                                        "end_logits": tuple(out.end_logits.shape)},
               "start": start.tolist(), "end": end.tolist(), "span": (cs, ce)}
-        r["answer"] = f"span '{' '.join(tokens[cs:ce + 1])}'"
+        r["answer_said"] = ("span '{span}'", {"span": " ".join(tokens[cs:ce + 1])})
     else:
         raise ValueError(f"head must be one of {list(HEADS)}, got {name!r}")
+    r["answer"] = answer(r)
     return r
+
+
+def answer(r: dict, language: str = ENGLISH) -> str:
+    """The untrained head's answer in ``language`` (``head_reads_and_outputs``'s ``answer_said``: a template and
+    the numbers or tokens it fills in)."""
+    template, fields = r["answer_said"]
+    return tr(template, language).format(**fields)
 
 
 # ----------------------------------------------------------------------------- static demos (the page)
@@ -176,44 +185,50 @@ def _shape(t: tuple) -> str:
     return "(" + ", ".join(str(x) for x in t) + ")"
 
 
-def head_state(r: dict) -> dict:
-    """The figure and table of one head's ``head_reads_and_outputs``."""
+def head_state(r: dict, language: str = ENGLISH) -> dict:
+    """The figure and table of one head's ``head_reads_and_outputs``, worded in ``language``."""
     import plotly.graph_objects as go
+
+    def say(text):
+        return tr(text, language)
 
     tokens = [f"{i}:{t}" for i, t in enumerate(r["tokens"])]
     if r["name"] == "sequence classification":
-        fig = go.Figure(go.Bar(x=[f"label {c}" for c in range(len(r["probs"]))], y=r["probs"],
+        fig = go.Figure(go.Bar(x=[say("label {c}").format(c=c) for c in range(len(r["probs"]))], y=r["probs"],
                                marker_color=COLORS["heads"], text=[f"{p:.3f}" for p in r["probs"]],
                                textposition="auto"))
-        fig.update_layout(yaxis=dict(title="probability (from the [CLS] vector)", range=[0, 1]), height=280)
+        fig.update_layout(yaxis=dict(title=say("probability (from the [CLS] vector)"), range=[0, 1]), height=280)
     elif r["name"] == "token classification":
-        fig = go.Figure(go.Heatmap(z=r["probs"], y=tokens, x=[f"label {c}" for c in range(len(r["probs"][0]))],
+        fig = go.Figure(go.Heatmap(z=r["probs"], y=tokens, x=[say("label {c}").format(c=c) for c in range(len(r["probs"][0]))],
                                    colorscale="Viridis", zmin=0, zmax=1, colorbar=dict(title="p")))
         fig.update_layout(yaxis=dict(autorange="reversed", tickfont=dict(size=10), dtick=1),
                           height=max(320, 16 * r["T"]), margin=dict(l=110, r=20, t=20, b=40))
     else:
         cs, ce = r["span"]
-        fig = go.Figure([go.Bar(y=tokens, x=r["start"], orientation="h", name="start logit",
+        fig = go.Figure([go.Bar(y=tokens, x=r["start"], orientation="h", name=say("start logit"),
                                 marker_color=COLORS["bert"]),
-                         go.Bar(y=tokens, x=r["end"], orientation="h", name="end logit",
+                         go.Bar(y=tokens, x=r["end"], orientation="h", name=say("end logit"),
                                 marker_color=COLORS["position"])])
         fig.add_hrect(y0=cs - 0.5, y1=ce + 0.5, fillcolor=COLORS["segment"], opacity=0.25, line_width=0)
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="decode_span's answer",
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=say("decode_span's answer"),
                                  marker=dict(symbol="square", size=12, color=COLORS["segment"], opacity=0.4)))
         fig.update_layout(barmode="group", yaxis=dict(autorange="reversed", tickfont=dict(size=10), dtick=1),
-                          xaxis=dict(title="logit"),
+                          xaxis=dict(title=say("logit")),
                           height=max(320, 16 * r["T"]), margin=dict(l=110, r=20, t=10, b=90),
                           legend=dict(orientation="h", yanchor="top", y=-0.12, x=0))
     outputs = ", ".join(f"{k} {_shape(v)}" for k, v in r["outputs"].items())
-    table = html_table(["part", "this head"], [["reads", f"{r['reads']} {_shape(r['reads_shape'])}"], ["layer", r["layer"]],
-                                  ["outputs", outputs], ["new parameters", f"{r['new_parameters']:,}"],
-                                  ["untrained head's answer", r["answer"]]], align="ll")
-    caption = (f"{r['name']}: reads {r['reads']} {_shape(r['reads_shape'])}, outputs {outputs}; "
-               f"{r['new_parameters']:,} new parameters; untrained head's answer: {r['answer']}")
+    reads, said = f"{say(r['reads'])} {_shape(r['reads_shape'])}", answer(r, language)
+    table = html_table([say("part"), say("this head")],
+                       [[say("reads"), reads], [say("layer"), r["layer"]], [say("outputs"), outputs],
+                        [say("new parameters"), f"{r['new_parameters']:,}"], [say("untrained head's answer"), said]],
+                       align="ll")
+    caption = say("{head}: reads {reads}, outputs {outputs}; {n:,} new parameters; untrained head's answer: "
+                "{answer}").format(head=say(r["name"]), reads=reads, outputs=outputs, n=r["new_parameters"], answer=said)
     return {"caption": caption, "figure": fig, "html": table}
 
 
-def schedule_state(batch_size: int, learning_rate: float, epochs: int, n_examples: int = 10_000) -> dict:
+def schedule_state(batch_size: int, learning_rate: float, epochs: int, n_examples: int = 10_000,
+                   language: str = ENGLISH) -> dict:
     """BERT's linear warm-up and decay for one choice from the paper's grid (the curve is linear between
     its three corners, so those are what the figure draws)."""
     import plotly.graph_objects as go
@@ -225,17 +240,21 @@ def schedule_state(batch_size: int, learning_rate: float, epochs: int, n_example
     fig = go.Figure(go.Scatter(x=corners, y=values, mode="lines+markers",
                                line=dict(color=COLORS["bert"])))
     longest = n_examples / min(PAPER_GRID["batch_size"]) * max(PAPER_GRID["epochs"])  # one axis for the whole grid
-    fig.update_layout(xaxis=dict(title="step", range=[0, longest]),
-                      yaxis=dict(title="learning rate", range=[0, 5.2e-5], exponentformat="e"), height=280)
-    return {"caption": f"batch {batch_size}, lr {learning_rate:g}, {epochs} epochs on {n_examples:,} examples: "
-                       f"{s['total_steps']:,} steps, {s['warmup_steps']:,} of warm-up, peak {learning_rate:g}",
+    fig.update_layout(xaxis=dict(title=tr("step", language), range=[0, longest]),
+                      yaxis=dict(title=tr("learning rate", language), range=[0, 5.2e-5], exponentformat="e"),
+                      height=280)
+    return {"caption": tr("batch {batch}, lr {lr:g}, {epochs} epochs on {n:,} examples: {steps:,} steps, {warmup:,} of "
+                          "warm-up, peak {lr:g}", language).format(
+                batch=batch_size, lr=learning_rate, epochs=epochs, n=n_examples, steps=s["total_steps"],
+                warmup=s["warmup_steps"]),
             "figure": fig}
 
 
 SPAN_SEEDS = tuple(range(20))  # the random QA heads the span demo offers
 
 
-def span_state(hidden: torch.Tensor, qa: dict, seed: int, max_answer_length: int = 30) -> dict:
+def span_state(hidden: torch.Tensor, qa: dict, seed: int, max_answer_length: int = 30,
+               language: str = ENGLISH) -> dict:
     """One random QA head (``random_head_logits``): the (start, end) score matrix with the pairs that are not
     allowed left blank, the naive argmax pick and ``decode_span``'s."""
     import numpy as np
@@ -253,21 +272,23 @@ def span_state(hidden: torch.Tensor, qa: dict, seed: int, max_answer_length: int
     (ns, ne), (cs, ce) = r["naive"], r["decode_span"]
     fig = go.Figure([
         go.Heatmap(z=z, x=tokens, y=tokens, colorscale="Viridis", showscale=False,  # a colour bar costs a phone
-                   hoverongaps=False, name="start + end"),                             # a third of its width
-        go.Scatter(x=[tokens[ne]], y=[tokens[ns]], mode="markers", name="naive argmax",
+                   hoverongaps=False, name=tr("start + end", language)),               # a third of its width
+        go.Scatter(x=[tokens[ne]], y=[tokens[ns]], mode="markers", name=tr("naive argmax", language),
                    marker=dict(symbol="x", size=14, color=COLORS["gpt"], line=dict(width=2))),
         go.Scatter(x=[tokens[ce]], y=[tokens[cs]], mode="markers", name="decode_span",
                    marker=dict(symbol="circle-open", size=16, color=COLORS["segment"], line=dict(width=3))),
     ])
-    fig.update_layout(xaxis=dict(title="end token", tickfont=dict(size=9), dtick=1),
-                      yaxis=dict(title="start token", autorange="reversed", tickfont=dict(size=9), dtick=1),
+    fig.update_layout(xaxis=dict(title=tr("end token", language), tickfont=dict(size=9), dtick=1),
+                      yaxis=dict(title=tr("start token", language), autorange="reversed", tickfont=dict(size=9),
+                                 dtick=1),
                       height=560, margin=dict(l=100, r=20, t=10, b=100),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     words = qa["tokens"]
-    naive = " ".join(words[ns:ne + 1]) if ne >= ns else "(empty)"
-    problems = ", ".join(r["naive_problems"]) or "valid"
-    return {"caption": f"head seed {seed}: naive argmax tokens {ns}..{ne} '{naive}' ({problems}); "
-                       f"decode_span tokens {cs}..{ce} '{' '.join(words[cs:ce + 1])}'",
+    naive = " ".join(words[ns:ne + 1]) if ne >= ns else tr("(empty)", language)
+    problems = tr(", ", language).join(tr(p, language) for p in r["naive_problems"]) or tr("valid", language)
+    return {"caption": tr("head seed {seed}: naive argmax tokens {ns}..{ne} '{naive}' ({problems}); decode_span tokens "
+                          "{cs}..{ce} '{span}'", language).format(
+                seed=seed, ns=ns, ne=ne, naive=naive, problems=problems, cs=cs, ce=ce, span=" ".join(words[cs:ce + 1])),
             "figure": fig}
 
 
@@ -291,10 +312,12 @@ def static_demos(tokenizer=None, models: dict | None = None) -> list:
         hidden = models["question answering"].bert(**qa["encoding"]).last_hidden_state[0]  # (T, H)
     grid = PAPER_GRID
     return [
-        StaticDemo("finetuning-heads", [Buttons("head", "head", options=list(HEADS))],
-                   lambda head: head_state(results[head]), title="What each head reads and outputs"),
+        StaticDemo("finetuning-heads", [Buttons("head", "head", options=list(HEADS), words=True)],
+                   lambda head, language=ENGLISH: head_state(results[head], language),
+                   title="What each head reads and outputs"),
         StaticDemo("finetuning-span", [Slider("seed", "random QA head", values=list(SPAN_SEEDS))],
-                   lambda seed: span_state(hidden, qa, seed), title="Decoding a span (brighter: a higher start + end score)"),
+                   lambda seed, language=ENGLISH: span_state(hidden, qa, seed, language=language),
+                   title="Decoding a span (brighter: a higher start + end score)"),
         StaticDemo("finetuning-schedule",
                    [Buttons("batch_size", "batch", options=list(grid["batch_size"]), default=32),
                     Buttons("learning_rate", "learning rate", options=list(grid["learning_rate"]),

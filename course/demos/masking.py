@@ -15,6 +15,7 @@ import torch
 from bertlib import mask_tokens
 from bertlib.masking import masking_statistics
 
+from ..editions import ENGLISH, tr
 from ..plots import COLORS, html_table, tint
 
 SENTENCES = (
@@ -151,22 +152,29 @@ def visible_token_odds(mlm_probability: float = 0.15, mask_replace_prob: float =
 
 
 # ----------------------------------------------------------------------------- rendering
-def rows_html(rows: list[dict]) -> str:
+def outcome(name: str, language: str = ENGLISH) -> str:
+    """An outcome's name as ``language``'s edition shows it ([MASK] is a token, the same in both)."""
+    return tr(name, language) if name and name != "[MASK]" else name
+
+
+def rows_html(rows: list[dict], language: str = ENGLISH) -> str:
     """The step-by-step table as HTML (``course.plots.html_table``), one row per position, the selected
-    ones tinted by what happens to them."""
-    body = [[row["position"], row["token"], "yes" if row["eligible"] else "no (special)",
-             "yes" if row["selected"] else "", row["outcome"], row["model_reads"],
+    ones tinted by what happens to them; its words in ``language``."""
+    yes = tr("yes", language)
+    body = [[row["position"], row["token"], yes if row["eligible"] else tr("no (special)", language),
+             yes if row["selected"] else "", outcome(row["outcome"], language), row["model_reads"],
              row["label"] if row["selected"] else "-100"] for row in rows]
     def shade(i, j):  # a selected row takes its outcome's colour
         return f"background:{tint(OUTCOME_COLORS[rows[i]['outcome']])}" if rows[i]["outcome"] else ""
 
-    return html_table(("pos", "token", "eligible", "selected", "what happens", "model reads", "label"),
+    return html_table([tr(h, language) for h in ("pos", "token", "eligible", "selected", "what happens",
+                                                 "model reads", "label")],
                       body, align="rllllll", cell_style=shade).data
 
 
 # ----------------------------------------------------------------------------- static demo (the page)
 def seed_state(runs: list[dict], seed_index: int, vocab_size: int, mask_replace_prob: float = 0.8,
-               random_replace_prob: float = 0.1) -> dict:
+               random_replace_prob: float = 0.1, language: str = ENGLISH) -> dict:
     """The draw of one seed (table) and the running [MASK] / random / unchanged shares over the seeds so
     far (figure), against what the rule (80/10/10 by default) expects. The page's demo and the live one show
     it; the x axis spans at least the page's seeds."""
@@ -180,22 +188,23 @@ def seed_state(runs: list[dict], seed_index: int, vocab_size: int, mask_replace_
     fig = go.Figure()
     for o in OUTCOMES:
         shares = [r["totals"][o] / max(1, sum(r["totals"].values())) for r in so_far]
-        fig.add_trace(go.Scatter(x=seeds, y=shares, mode="lines+markers", name=o,
+        fig.add_trace(go.Scatter(x=seeds, y=shares, mode="lines+markers", name=outcome(o, language),
                                  line=dict(color=OUTCOME_COLORS[o]), marker=dict(size=5)))
         fig.add_trace(go.Scatter(x=[0, x_max], y=[expected[o]] * 2, mode="lines",
-                                 showlegend=o == OUTCOMES[0], name="expected (dotted)",
+                                 showlegend=o == OUTCOMES[0], name=tr("expected (dotted)", language),
                                  line=dict(color=OUTCOME_COLORS[o], dash="dot", width=1)))
-    fig.update_layout(xaxis=dict(title="seeds so far", range=[-0.5, x_max + 0.5]),
-                      yaxis=dict(title="share of the selected", range=[-0.02, 1.05]), height=360,
+    fig.update_layout(xaxis=dict(title=tr("seeds so far", language), range=[-0.5, x_max + 0.5]),
+                      yaxis=dict(title=tr("share of the selected", language), range=[-0.02, 1.05]), height=360,
                       legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
                       margin=dict(l=60, r=20, t=20, b=60))
     total = sum(now["totals"].values())
     c = now["counts"]
     shares = " / ".join(f"{now['totals'][o] / max(1, total):.0%}" for o in OUTCOMES)
-    caption = (f"seed {now['seed']}: {sum(c.values())} of {now['eligible']} tokens selected "
-               f"({c['[MASK]']} [MASK], {c['random']} random, {c['unchanged']} unchanged); "
-               f"seeds 0-{now['seed']}: {total} selected, {shares} [MASK] / random / unchanged")
-    return {"caption": caption, "figure": fig, "html": rows_html(now["rows"])}
+    caption = tr("seed {seed}: {n} of {eligible} tokens selected ({masked} [MASK], {random} random, {unchanged} "
+                 "unchanged); seeds 0-{seed}: {total} selected, {shares} [MASK] / random / unchanged",
+                 language).format(seed=now["seed"], n=sum(c.values()), eligible=now["eligible"], masked=c["[MASK]"],
+                                  random=c["random"], unchanged=c["unchanged"], total=total, shares=shares)
+    return {"caption": caption, "figure": fig, "html": rows_html(now["rows"], language)}
 
 
 def static_demos(tokenizer=None, text: str = SENTENCES[0]) -> list:
@@ -212,7 +221,8 @@ def static_demos(tokenizer=None, text: str = SENTENCES[0]) -> list:
         tokenizer = BertTokenizer.from_pretrained(get_model_path())
     runs = running_outcomes(tokenizer, text, DEMO_SEEDS)
     return [StaticDemo("masking-seeds", [Slider("seed", "seed", values=list(DEMO_SEEDS), default=DEMO_SEEDS[-1])],
-                       lambda seed: seed_state(runs, DEMO_SEEDS.index(seed), tokenizer.vocab_size),
+                       lambda seed, language=ENGLISH: seed_state(runs, DEMO_SEEDS.index(seed), tokenizer.vocab_size,
+                                                                 language=language),
                        title="Masking a real sentence, one seed at a time")]
 
 

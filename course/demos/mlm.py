@@ -12,6 +12,7 @@ run's own vocabulary (compacted to Python's documentation, the corpus it was tra
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 import statistics
@@ -22,6 +23,7 @@ import torch.nn.functional as F
 from bertlib import mlm_loss
 from bertlib.masking import IGNORE_INDEX  # -100: the label of a position the loss skips
 
+from ..editions import ENGLISH, tr
 from ..plots import COLORS, html_table
 
 # The masked-word demo's sentences: plain sentences of chapter 11's held-out documents (the run never trained on
@@ -223,52 +225,68 @@ def default_position(model, tokenizer, text: str) -> int:
 
 
 # ----------------------------------------------------------------------------- static demos (the page)
-def mask_bug_state(n_selected: int, seed: int = 0) -> dict:
-    """The five losses of ``compare_losses`` as bars: the right three agree, the bug ignores the selection."""
+# The losses of compare_losses whose names are words (the others are code, shown as they are)
+WORDED_LOSSES = ("mean x mask (bug)", "mean over all positions")
+
+
+def mask_bug_state(n_selected: int, seed: int = 0, language: str = ENGLISH) -> dict:
+    """The five losses of ``compare_losses`` as bars: the right three agree, the bug ignores the selection.
+    ``language``: the edition whose words the caption, figure and table use (the numbers are the same)."""
     import plotly.graph_objects as go
 
-    r = compare_losses(n_selected, seed)
+    r = _compare_losses(n_selected, seed)
     names = list(r)
+    shown = [tr(n, language) if n in WORDED_LOSSES else n for n in names]
     right, bug = r["bertlib mlm_loss"], r["mean x mask (bug)"]
     colors = [COLORS["bert"]] * 3 + [COLORS["gpt"], COLORS["pad"]]
-    fig = go.Figure(go.Bar(x=[r[n]["loss"] for n in names], y=names, orientation="h", marker_color=colors,
+    fig = go.Figure(go.Bar(x=[r[n]["loss"] for n in names], y=shown, orientation="h", marker_color=colors,
                            text=[f"{r[n]['loss']:.4f}" for n in names], textposition="auto"))
-    fig.update_layout(xaxis=dict(title="loss", rangemode="tozero"), yaxis=dict(autorange="reversed"),
+    fig.update_layout(xaxis=dict(title=tr("loss", language), rangemode="tozero"), yaxis=dict(autorange="reversed"),
                       height=300, margin=dict(l=170, r=20, t=20, b=50))
-    table = html_table(["loss", "value", "gradient on unselected", "gradient on selected"],
-                       [[n, f"{r[n]['loss']:.4f}", f"{r[n]['grad_on_unselected']:.4g}",
-                         f"{r[n]['grad_on_selected']:.4g}"] for n in names], align="lrrr")
-    return {"caption": f"{n_selected} of 16 positions selected: right loss {right['loss']:.4f}, "
-                       f"bug {bug['loss']:.4f} (gradient on the unselected: {right['grad_on_unselected']:.3g} "
-                       f"right, {bug['grad_on_unselected']:.3g} bug)",
+    table = html_table([tr(h, language) for h in ("loss", "value", "gradient on unselected", "gradient on selected")],
+                       [[n, f"{r[m]['loss']:.4f}", f"{r[m]['grad_on_unselected']:.4g}",
+                         f"{r[m]['grad_on_selected']:.4g}"] for n, m in zip(shown, names)], align="lrrr")
+    return {"caption": tr("{n} of 16 positions selected: right loss {right:.4f}, bug {bug:.4f} (gradient on the "
+                          "unselected: {right_grad:.3g} right, {bug_grad:.3g} bug)", language).format(
+                n=n_selected, right=right["loss"], bug=bug["loss"], right_grad=right["grad_on_unselected"],
+                bug_grad=bug["grad_on_unselected"]),
             "figure": fig, "html": table}
 
 
-def masked_word_state(model, tokenizer, position: int, text: str) -> dict:
+@functools.lru_cache(maxsize=64)
+def _compare_losses(n_selected: int, seed: int) -> dict:
+    """``compare_losses``, once per state for both editions."""
+    return compare_losses(n_selected, seed)
+
+
+def masked_word_state(model, tokenizer, position: int, text: str, language: str = ENGLISH, r: dict | None = None) -> dict:
     """One word of ``text`` masked: what the model reads, the labels, the loss, the top guesses and the rank of
-    the right word."""
+    the right word. ``r``: ``mask_one_word``'s result if already computed (both editions word one result)."""
     import plotly.graph_objects as go
 
-    r = mask_one_word(model, tokenizer, text, position)
+    r = r or mask_one_word(model, tokenizer, text, position)
     top = list(r["top"])
     if r["word"] not in [t for t, _ in top]:  # the right word as a last bar, with its rank
-        top.append((f"{r['word']} (rank {r['rank_right']:,})", r["p_right"]))
-    colors = [COLORS["gpt"] if t.split(" (")[0] == r["word"] else COLORS["bert"] for t, _ in top]
+        top.append((tr("{word} (rank {rank:,})", language).format(word=r["word"], rank=r["rank_right"]),
+                    r["p_right"]))
+    colors = [COLORS["gpt"] if t.split(" ")[0] == r["word"] else COLORS["bert"] for t, _ in top]
     highest = max(p for _, p in top)
     fig = go.Figure(go.Bar(x=[p for _, p in top], y=[t for t, _ in top], orientation="h", marker_color=colors,
                            text=[f"{p:.2f}" if p >= 0.01 else f"{p:.1e}" for _, p in top], textposition="outside",
                            cliponaxis=False))
-    fig.update_layout(xaxis=dict(title="probability (red: the right word)", range=[0, 1.3 * highest]),
+    fig.update_layout(xaxis=dict(title=tr("probability (red: the right word)", language), range=[0, 1.3 * highest]),
                       yaxis=dict(autorange="reversed", automargin=True), height=300,
                       margin=dict(l=10, r=20, t=30, b=50))
-    rows = [[i, tok, reads, lab if lab != IGNORE_INDEX else "-100", "yes" if lab != IGNORE_INDEX else ""]
+    yes = tr("yes", language)
+    rows = [[i, tok, reads, lab if lab != IGNORE_INDEX else "-100", yes if lab != IGNORE_INDEX else ""]
             for i, (tok, reads, lab) in enumerate(zip(r["tokens"], r["model_reads"], r["labels"]))]
-    table = html_table(["position", "token", "model reads", "label", "in the loss"], rows, align="rllrl")
-    T = len(r["tokens"])
+    table = html_table([tr(h, language) for h in ("position", "token", "model reads", "label", "in the loss")], rows,
+                       align="rllrl")
     guesses = ", ".join(f"{t} {p:.2f}" for t, p in r["top"][:3])
-    return {"caption": f"mask '{r['word']}' (position {position}): the loss reads 1 of {T} positions, "
-                       f"-ln p('{r['word']}') = {r['loss']:.2f}; top guesses {guesses}; "
-                       f"'{r['word']}' ranks {r['rank_right']:,} of {r['vocab_size']:,}",
+    return {"caption": tr("mask '{word}' (position {position}): the loss reads 1 of {T} positions, -ln p('{word}') = "
+                          "{loss:.2f}; top guesses {guesses}; '{word}' ranks {rank:,} of {V:,}", language).format(
+                word=r["word"], position=position, T=len(r["tokens"]), loss=r["loss"], guesses=guesses,
+                rank=r["rank_right"], V=r["vocab_size"]),
             "figure": fig, "html": table}
 
 
@@ -286,6 +304,7 @@ def static_demos(tokenizer=None, model=None, sentence: str | None = None) -> lis
     if sentence is None:
         sentence = pick_sentence(model, tokenizer, heldout_sentences(tokenizer))["sentence"]
     words = tokenizer.tokenize(sentence)
+    masked = functools.cache(lambda position: mask_one_word(model, tokenizer, sentence, position))  # once per state
     return [
         StaticDemo("mask-bug", [Slider("n_selected", "selected positions", values=list(range(1, 17)),
                                             default=3)],
@@ -293,7 +312,8 @@ def static_demos(tokenizer=None, model=None, sentence: str | None = None) -> lis
         StaticDemo("masked-word",
                    [Select("position", "masked word", options=list(range(1, len(words) + 1)),
                            default=default_position(model, tokenizer, sentence), labels=words)],
-                   lambda position: masked_word_state(model, tokenizer, position, sentence),
+                   lambda position, language=ENGLISH: masked_word_state(model, tokenizer, position, sentence,
+                                                                        language, masked(position)),
                    title="Mask one word of a sentence the model never trained on"),
     ]
 

@@ -14,6 +14,7 @@ import torch
 from bertlib import nsp_loss
 from bertlib.nsp import IS_NEXT, NOT_NEXT, NspExample, create_nsp_examples
 
+from ..editions import ENGLISH, tr
 from ..plots import COLORS, html_table, tint
 
 # Six short documents on unrelated topics, one sentence per string (written for this book).
@@ -135,10 +136,11 @@ def overlap_shortcut(examples) -> dict:
 
 
 # ----------------------------------------------------------------------------- rendering
-def pairs_html(rows: list[dict]) -> str:
-    """The pairs as an HTML table (``course.plots.html_table``): A, B and the label, tinted by the label."""
+def pairs_html(rows: list[dict], language: str = ENGLISH) -> str:
+    """The pairs as an HTML table (``course.plots.html_table``): A, B and the label, tinted by the label (the
+    sentences are the corpus's, IsNext and NotNext are names: only the header is ``language``'s)."""
     colors = {"IsNext": tint(COLORS["segment"]), "NotNext": tint(COLORS["gpt"])}
-    return html_table(("A", "B", "label"), [[r["A"], r["B"], f'{r["label"]} ({r["name"]})'] for r in rows],
+    return html_table(("A", "B", tr("label", language)), [[r["A"], r["B"], f'{r["label"]} ({r["name"]})'] for r in rows],
                       align="lll", cell_style=lambda i, j: f"background:{colors[rows[i]['name']]}").data
 
 
@@ -159,7 +161,7 @@ def running_not_next(tokenizer, seeds, max_seq_length: int = 48, short_seq_prob:
     return out
 
 
-def pairs_state(runs: list[dict], seed_index: int) -> dict:
+def pairs_state(runs: list[dict], seed_index: int, language: str = ENGLISH) -> dict:
     """One seed's pairs (table) and the running NotNext share over the seeds so far (figure), on the page and
     live (whose x axis grows past the page's seeds)."""
     import plotly.graph_objects as go
@@ -171,23 +173,24 @@ def pairs_state(runs: list[dict], seed_index: int) -> dict:
     fig = go.Figure([
         go.Bar(x=[r["seed"] for r in so_far], y=[sum(x["label"] for x in r["rows"]) / len(r["rows"])
                                                   for r in so_far],
-               marker_color=COLORS["gpt"], opacity=0.45, name="this seed"),
+               marker_color=COLORS["gpt"], opacity=0.45, name=tr("this seed", language)),
         go.Scatter(x=[r["seed"] for r in so_far], y=[r["not_next_total"] / r["n_total"] for r in so_far],
-                   mode="lines+markers", line=dict(color=COLORS["gpt"]), name="seeds so far"),
+                   mode="lines+markers", line=dict(color=COLORS["gpt"]), name=tr("seeds so far", language)),
         go.Scatter(x=[-0.5, x_max + 0.5], y=[0.5, 0.5], mode="lines", line=dict(color="gray", dash="dot"),
-                   name="one half"),
+                   name=tr("one half", language)),
     ])
-    fig.update_layout(xaxis=dict(title="seed", range=[-0.5, x_max + 0.5]),
-                      yaxis=dict(title="NotNext share of the pairs", range=[0, 1.02]), height=340,
+    fig.update_layout(xaxis=dict(title=tr("seed", language), range=[-0.5, x_max + 0.5]),
+                      yaxis=dict(title=tr("NotNext share of the pairs", language), range=[0, 1.02]), height=340,
                       legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
                       margin=dict(l=60, r=20, t=20, b=60))
-    caption = (f"seed {now['seed']}: {len(rows)} pairs, {k} NotNext ({k / len(rows):.0%}); "
-               f"seeds 0-{now['seed']}: {now['not_next_total']} of {now['n_total']} NotNext "
-               f"({now['not_next_total'] / now['n_total']:.0%})")
-    return {"caption": caption, "figure": fig, "html": pairs_html(rows)}
+    caption = tr("seed {seed}: {n} pairs, {k} NotNext ({share:.0%}); seeds 0-{seed}: {k_total} of {n_total} NotNext "
+                 "({share_total:.0%})", language).format(
+        seed=now["seed"], n=len(rows), k=k, share=k / len(rows), k_total=now["not_next_total"],
+        n_total=now["n_total"], share_total=now["not_next_total"] / now["n_total"])
+    return {"caption": caption, "figure": fig, "html": pairs_html(rows, language)}
 
 
-def loss_state(logit_is_next: float, logit_not_next: float, label: int) -> dict:
+def loss_state(logit_is_next: float, logit_not_next: float, label: int, language: str = ENGLISH) -> dict:
     """The two probabilities the [CLS] classifier gives and bertlib's NSP loss for the chosen label."""
     import plotly.graph_objects as go
 
@@ -196,10 +199,11 @@ def loss_state(logit_is_next: float, logit_not_next: float, label: int) -> dict:
     names = ["IsNext (0)", "NotNext (1)"]
     colors = [COLORS["segment"] if i == label else COLORS["hidden"] for i in (IS_NEXT, NOT_NEXT)]
     fig = go.Figure(go.Bar(x=names, y=p, marker_color=colors, text=[f"{v:.3f}" for v in p], textposition="auto"))
-    fig.update_layout(yaxis=dict(title="probability", range=[0, 1]), height=260,
+    fig.update_layout(yaxis=dict(title=tr("probability", language), range=[0, 1]), height=260,
                       margin=dict(l=60, r=20, t=20, b=40))
-    return {"caption": f"logits ({logit_is_next:+g}, {logit_not_next:+g}), label {names[label]}: "
-                       f"P(label) = {p[label]:.3f}, loss = -ln {p[label]:.3f} = {loss:.4f}",
+    return {"caption": tr("logits ({z0:+g}, {z1:+g}), label {name}: P(label) = {p:.3f}, loss = -ln {p:.3f} = "
+                          "{loss:.4f}", language).format(z0=logit_is_next, z1=logit_not_next, name=names[label],
+                                                         p=p[label], loss=loss),
             "figure": fig}
 
 
@@ -218,7 +222,7 @@ def static_demos(tokenizer=None, max_seq_length: int = 48) -> list:
     logits = list(DEMO_LOGITS)
     return [
         StaticDemo("nsp-pairs", [Slider("seed", "seed", values=list(DEMO_SEEDS))],
-                   lambda seed: pairs_state(runs, DEMO_SEEDS.index(seed)),
+                   lambda seed, language=ENGLISH: pairs_state(runs, DEMO_SEEDS.index(seed), language),
                    title="NSP pairs and labels, one seed at a time"),
         StaticDemo("nsp-loss", [Slider("logit_is_next", "logit IsNext", values=logits, default=1),
                                  Slider("logit_not_next", "logit NotNext", values=logits, default=-1),
