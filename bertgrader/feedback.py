@@ -272,26 +272,27 @@ class OfflineHTMLExporter(HTMLExporter):
             self.extra_template_paths = [*self.extra_template_paths, nbgrader_templates()]
             self.template_name = "bert_feedback"
             self.template_paths = self._template_paths()  # a default computed once, from the old name
-        self._known: dict[str, list] = {}
+        self._known: dict[tuple, list] = {}
 
     def _course_root(self) -> Path:
         root = self.config.get("CourseDirectory", {}).get("root")
         return Path(root) if root else Path(os.getcwd())
 
-    def _mistakes(self, resources) -> list:
-        """The assignment's named mistakes whose signatures are current ([] when none are known)."""
+    def _mistakes(self, resources, language: str = i18n.ENGLISH) -> list:
+        """The assignment's named mistakes whose signatures (in the notebook's language) are current ([] when
+        none are known)."""
         assignment = ((resources or {}).get("nbgrader") or {}).get("assignment")
         if not assignment:
             return []
-        if assignment not in self._known:
+        if (assignment, language) not in self._known:
             from bertgrader.mistakes import load
 
             try:
-                self._known[assignment] = load(self._course_root(), assignment)
+                self._known[(assignment, language)] = load(self._course_root(), assignment, language)
             except Exception as e:  # a page is still made, without names
                 self.log.warning("feedback for %s names no mistakes: %s", assignment, e)
-                self._known[assignment] = []
-        return self._known[assignment]
+                self._known[(assignment, language)] = []
+        return self._known[(assignment, language)]
 
     def _create_environment(self):
         env = super()._create_environment()
@@ -311,7 +312,7 @@ class OfflineHTMLExporter(HTMLExporter):
             except Exception as e:  # a page is still made, without what was graded by hand
                 self.log.warning("feedback for %s shows no manual grades: %s", (resources or {}).get("nbgrader"), e)
                 grades, comments = {}, {}
-            annotate(nb, self._mistakes(resources), grades, comments)
+            annotate(nb, self._mistakes(resources, i18n.language_of(nb)), grades, comments)
         output, resources = super().from_notebook_node(nb, resources, **kw)
         # the page's body through an allow-list, after every template and filter ran (bertgrader.sanitize)
         return clean_page(offline_mathjax(output, nb)), resources

@@ -6,7 +6,8 @@ extracted from those files into ``locale/<lang>/LC_MESSAGES/exercises/<a>.po``, 
 - paragraph of a markdown cell (its Markdown as written, soft line breaks included),
 - string literal with words in a code cell (setup, visible tests, demos, a solution cell's docstring; never
   inside ``### BEGIN/END SOLUTION``) and in hidden_tests.py (their messages; not their docstrings),
-- comment with words in a code cell of the notebook.
+- comment with words in a code cell of the notebook,
+- named mistake's ``# why:`` line (mistakes.py), which the feedback page shows when a failure matches it.
 
 A literal's msgid is its text: a plain string's value; an f-string's text with each replacement field written
 as in the source (``expected shape {tuple(shape)}, got {tuple(got.shape)}``: literal braces doubled, flag
@@ -132,7 +133,7 @@ def translations(root: Path, assignment: str, language: str) -> dict[str, str]:
 @dataclass(frozen=True)
 class Message:
     msgid: str
-    kind: str  # "markdown", "string", "f-string", "comment"
+    kind: str  # "markdown", "string", "f-string", "comment", "why"
     line: int  # 1-based, in its file
 
     @property
@@ -438,14 +439,23 @@ def translate_module(text: str, table: dict[str, str]) -> str:
     return translate_code(text, table, docstrings=False, comments=False)
 
 
+def why_messages(text: str) -> list[Message]:
+    """The ``# why:`` line of each named mistake (mistakes.py): the feedback page shows it to a student whose
+    failure matches the mistake."""
+    return [Message(line[len("# why: "):], "why", n) for n, line in enumerate(text.splitlines(), start=1)
+            if line.startswith("# why: ")]
+
+
 def assignment_messages(root: Path, name: str) -> list[tuple[str, Message]]:
-    """(file name, message) of an assignment: its source's, then its hidden tests'."""
+    """(file name, message) of an assignment: its source's, its hidden tests', its named mistakes' why lines."""
     from bertgrader.assignment import Assignment
 
     a = Assignment.at(root, name)
     out = [(a.source.name, m) for m in source_messages(a.source.read_text(encoding="utf-8"), a.source)]
     if a.hidden_tests.is_file():
         out += [(a.hidden_tests.name, m) for m in module_messages(a.hidden_tests.read_text(encoding="utf-8"))]
+    if a.mistakes_file.is_file():
+        out += [(a.mistakes_file.name, m) for m in why_messages(a.mistakes_file.read_text(encoding="utf-8"))]
     return out
 
 
@@ -457,7 +467,7 @@ def problem(message: Message, translation: str) -> str | None:
         added = fields(translation, message.kind) - message.fields
         return (f"keeps the English's fields and code exactly: {'missing ' + ', '.join(lost) if lost else ''}"
                 f"{'; ' if lost and added else ''}{'not in the English ' + ', '.join(added) if added else ''}")
-    if message.kind == "comment" and "\n" in translation:
+    if message.kind in ("comment", "why") and "\n" in translation:
         return "a comment's translation is one line"
     if message.kind == "markdown" and re.search(r"\n\s*\n", translation):
         return "a paragraph's translation is one paragraph (no blank line)"

@@ -31,16 +31,29 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from bertgrader import i18n
 from bertgrader.assignment import HIDDEN_TESTS, Assignment
 from bertgrader.assignment import assignments as course_assignments
+from bertgrader.i18n import ENGLISH
 
 SIGNATURES = Path("solutions") / "mistake_signatures.json"  # beside the assignments: never released
 VERDICT = "CheckFailed"  # the ename of a graded part the hidden tests failed (bertgrader.preprocessors)
 
 _NUMBER = re.compile(r"0x[0-9a-f]+|[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?", re.I)
 _SPACE = re.compile(r"\s+")
-_QUOTED_CODE = re.compile(r" \(line # in .*$")  # after normalise: where in the student's code it raised
-_QUOTED_CODE_NUMBERED = re.compile(r" \(line \d+ in .*$")  # the same, numbers kept
+
+
+def _quoted_code(number: str) -> re.Pattern:
+    """Where in the student's code it raised, as the grader adds it in any language (bertgrader.remote._frame:
+    " (line 3 in f: code)"), ``number`` the line number's pattern."""
+    forms = {i18n.gettext("line {line} in {function}: {code}", lang) for lang in (ENGLISH, *i18n.LANGUAGES)}
+    alternatives = [re.escape(form).replace(re.escape("{line}"), number).replace(re.escape("{function}"), ".*?")
+                    .replace(re.escape("{code}"), ".*") for form in sorted(forms)]
+    return re.compile(r" \((?:" + "|".join(alternatives) + r").*$", re.S)
+
+
+_QUOTED_CODE = _quoted_code("#")  # after normalise
+_QUOTED_CODE_NUMBERED = _quoted_code(r"\d+")  # the same, numbers kept
 
 
 @dataclass(frozen=True)
@@ -106,43 +119,51 @@ def groups(shown: list[Mistake]) -> list[list[Mistake]]:
 
 
 # ----------------------------------------------------------------------------------------------- stored
-def source_digest(root: Path, assignment: str) -> str:
+def source_digest(root: Path, assignment: str, language: str = ENGLISH) -> str:
     """sha-256 of what a mistake's grading depends on in the course: the assignment's source notebook
-    builder, its hidden tests and its mistakes, and the inputs.py both tests import where it has one."""
+    builder, its hidden tests and its mistakes, and the inputs.py both tests import where it has one; in
+    another language, also the assignment's catalogue and bertgrader's own (the messages' words)."""
     a = Assignment.at(Path(root), assignment)
     h = hashlib.sha256()
     inputs = [a.folder / "inputs.py"] if (a.folder / "inputs.py").is_file() else []
-    for path in (a.folder / f"{assignment}.py", a.folder / HIDDEN_TESTS, a.mistakes_file, *inputs):
+    words = [] if language == ENGLISH else [i18n.catalogue(root, assignment, language),
+                                            i18n.PACKAGE_CATALOGUE / language / "LC_MESSAGES" / "bertgrader.po"]
+    for path in (a.folder / f"{assignment}.py", a.folder / HIDDEN_TESTS, a.mistakes_file, *inputs, *words):
         h.update(path.name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
     return h.hexdigest()
 
 
-def load(root: Path, assignment: str) -> list[Mistake]:
-    """The stored signatures of ``assignment``'s mistakes with their why lines (from mistakes.py, as it is
-    now); [] if none are stored for it. A mistake whose signature is stale for the current files is not
+def _stored(root: Path, assignment: str, language: str = ENGLISH) -> dict:
+    """The stored signatures of one assignment in one language ({} if none): English at the top of its entry,
+    another language under its name."""
+    path = Path(root) / SIGNATURES
+    entry = json.loads(path.read_text(encoding="utf-8")).get(assignment) or {} if path.is_file() else {}
+    return entry if language == ENGLISH else entry.get(language) or {}
+
+
+def load(root: Path, assignment: str, language: str = ENGLISH) -> list[Mistake]:
+    """The stored signatures of ``assignment``'s mistakes in ``language`` (the messages a notebook in that
+    language gets) with their why lines (from mistakes.py, as it is now, translated by the assignment's
+    catalogue); [] if none are stored for it. A mistake whose signature is stale for the current files is not
     matched (``stale`` says which assignments are)."""
     root = Path(root)
-    path = root / SIGNATURES
-    if not path.is_file():
+    stored = _stored(root, assignment, language)
+    if not stored or stored.get("digest") != source_digest(root, assignment, language):
         return []
-    stored = json.loads(path.read_text(encoding="utf-8")).get(assignment)
-    if not stored or stored.get("digest") != source_digest(root, assignment):
-        return []
-    whys = {name: m["why"] for name, m in Assignment.at(root, assignment).mistakes().items()}
+    table = i18n.translations(root, assignment, language) if language != ENGLISH else {}
+    whys = {name: table.get(m["why"], m["why"]) for name, m in Assignment.at(root, assignment).mistakes().items()}
     return [Mistake(assignment, name, whys[name], dict(m["messages"]))
             for name, m in sorted(stored["mistakes"].items()) if name in whys]
 
 
-def stale(root: Path, assignments: list[str] | None = None) -> list[str]:
-    """The assignments whose stored signatures are missing or were computed from other files."""
+def stale(root: Path, assignments: list[str] | None = None, language: str = ENGLISH) -> list[str]:
+    """The assignments whose stored signatures (in ``language``) are missing or were computed from other files."""
     root = Path(root)
-    path = root / SIGNATURES
-    stored = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     return [a for a in (assignments or course_assignments(root))
-            if stored.get(a, {}).get("digest") != source_digest(root, a)]
+            if _stored(root, a, language).get("digest") != source_digest(root, a, language)]
 
 
-def signatures_from(root: Path, assignment: str, autograded: dict) -> dict:
+def signatures_from(root: Path, assignment: str, autograded: dict, language: str = ENGLISH) -> dict:
     """The stored form of one assignment's signatures, from each mistake's autograded notebook
     ({mistake: notebook}) graded in the course at ``root`` (its files are the digest's). Refuses a mistake
     whose grading failed other parts than mistakes.py says."""
@@ -154,13 +175,19 @@ def signatures_from(root: Path, assignment: str, autograded: dict) -> dict:
             raise RuntimeError(f"{assignment}/{name}: mistakes.py says it loses {sorted(m['loses'])}, its grading "
                                f"failed {sorted(failed)}")
         out[name] = {"messages": {gid: failed[gid] for gid in sorted(failed)}}
-    return {"digest": source_digest(root, assignment), "mistakes": out}
+    return {"digest": source_digest(root, assignment, language), "mistakes": out}
 
 
-def compute(root: Path, assignments: list[str], workers: int = 2) -> tuple[dict, dict]:
+def _student(name: str, language: str) -> str:
+    return name if language == ENGLISH else f"{name}--{language}"
+
+
+def compute(root: Path, assignments: list[str], workers: int = 2,
+            languages: tuple[str, ...] = (ENGLISH,)) -> tuple[dict, dict]:
     """Grade every named mistake of ``assignments`` in a throw-away copy of the course (one
-    ``python -m bertgrader all`` run): ({assignment: signatures}, {assignment: why not}) (an assignment
-    whose mistakes did not grade as mistakes.py says gets no signatures)."""
+    ``python -m bertgrader all`` run), once per language (its notebook: bertgrader.i18n):
+    ({(assignment, language): signatures}, {(assignment, language): why not}) (an assignment whose mistakes did
+    not grade as mistakes.py says gets no signatures)."""
     from bertgrader.trial import Course, load_mistakes, mistake_submission
 
     with tempfile.TemporaryDirectory(prefix="mistake-signatures-") as tmp:
@@ -168,25 +195,35 @@ def compute(root: Path, assignments: list[str], workers: int = 2) -> tuple[dict,
         course.generate("*")
         for a in assignments:
             for name, m in load_mistakes(Path(root), a).items():
-                course.submit(name, a, mistake_submission(course, a, m))
+                for language in languages:
+                    course.submit(_student(name, language), a, mistake_submission(course, a, m, language))
         course.grade_class("all", "--workers", str(workers))
         done, failed = {}, {}
         for a in assignments:  # the copy's files, not the checkout's: what was graded, even if it changed since
-            try:
-                done[a] = signatures_from(course.root, a, {name: course.autograded(name, a)
-                                                           for name in load_mistakes(course.root, a)})
-            except (RuntimeError, OSError, ValueError) as e:
-                failed[a] = str(e)
+            for language in languages:
+                try:
+                    done[(a, language)] = signatures_from(
+                        course.root, a, {name: course.autograded(_student(name, language), a)
+                                         for name in load_mistakes(course.root, a)}, language)
+                except (RuntimeError, OSError, ValueError) as e:
+                    failed[(a, language)] = str(e)
         return done, failed
 
 
-def write(root: Path, assignments: list[str], workers: int = 2) -> tuple[Path, dict]:
-    """Grade and store the signatures of ``assignments``; returns the file and {assignment: why not}."""
+def write(root: Path, assignments: list[str], workers: int = 2,
+          languages: tuple[str, ...] = (ENGLISH,)) -> tuple[Path, dict]:
+    """Grade and store the signatures of ``assignments`` in ``languages``; returns the file and
+    {(assignment, language): why not}."""
     root = Path(root)
     path = root / SIGNATURES
-    done, failed = compute(root, assignments, workers)
+    done, failed = compute(root, assignments, workers, languages)
     stored = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    stored.update(done)
+    for (a, language), signatures in done.items():
+        entry = stored.setdefault(a, {})
+        if language == ENGLISH:
+            entry.update(signatures)
+        else:
+            entry[language] = signatures
     path.write_text(json.dumps(dict(sorted(stored.items())), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path, failed
 
@@ -199,21 +236,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--root", default=".", help="the course root (default: the current folder)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--check", action="store_true", help="only list the stale assignments; exit 1 if any")
+    p.add_argument("--language", default=ENGLISH, choices=[ENGLISH, *i18n.LANGUAGES],
+                   help="the notebooks' language (default en: the English notebooks' messages)")
     args = p.parse_args(argv)
     root = Path(args.root).resolve()
     if args.check:  # of the assignments named (default: all), those whose signatures are stale
-        todo = stale(root, args.assignments or None)
+        todo = stale(root, args.assignments or None, args.language)
         print("\n".join(todo) or "every assignment's mistake signatures are current")
         return 1 if todo else 0
-    todo = args.assignments or stale(root)
+    todo = args.assignments or stale(root, language=args.language)
     if not todo:
         print("every assignment's mistake signatures are current")
         return 0
-    print(f"grading the named mistakes of {', '.join(todo)} ...", file=sys.stderr)
-    path, failed = write(root, todo, args.workers)
+    print(f"grading the named mistakes of {', '.join(todo)} ({args.language}) ...", file=sys.stderr)
+    path, failed = write(root, todo, args.workers, (args.language,))
     print(path)
-    for a, why in failed.items():
-        print(f"{a}: no signatures stored: {why}", file=sys.stderr)
+    for (a, language), why in failed.items():
+        print(f"{a} ({language}): no signatures stored: {why}", file=sys.stderr)
     return 1 if failed else 0
 
 

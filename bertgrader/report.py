@@ -25,7 +25,7 @@ import shutil
 import statistics
 import sys
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 PROG = "python -m bertgrader report"
@@ -91,6 +91,7 @@ def collect(root: Path, assignments: list[str], db_url: str | None = None) -> Cl
     import nbformat
     from nbgrader.api import Gradebook, MissingEntry
 
+    from bertgrader import i18n
     from bertgrader import mistakes as named
     from bertgrader.classes.db import ADOPTED, Ledger, describe, normalise_url, submission_digest
     from bertgrader.classes.nbgrader_run import course_config, course_facts, read_autograded
@@ -130,6 +131,7 @@ def collect(root: Path, assignments: list[str], db_url: str | None = None) -> Cl
                     known, stale = [], True
                 if stale:
                     report.unnamed.append(a)
+                known_in = {i18n.ENGLISH: known}
                 for s in students:
                     if s not in done:
                         why = whys.get(s) or ("resubmitted since it was graded: grade it again"
@@ -175,7 +177,17 @@ def collect(root: Path, assignments: list[str], db_url: str | None = None) -> Cl
                                      if g.manual_score is not None and g.auto_score is not None
                                      and g.manual_score != g.auto_score]
                     failed = named.failures(nb)
-                    shown = named.identify(known, failed)
+                    # a notebook in another language is matched with that language's signatures (its messages'
+                    # words); the report names the mistake and says why in English, the instructor's language
+                    language = i18n.language_of(nb)
+                    if language not in known_in:
+                        try:
+                            english = {m.name: m.why for m in known}
+                            known_in[language] = [replace(m, why=english.get(m.name, m.why))
+                                                  for m in named.load(root, a, language)]
+                        except Exception:  # a report is still made, without names for these notebooks
+                            known_in[language] = []
+                    shown = named.identify(known_in[language], failed)
                     for gid in sorted(set(failed) - {g for m in shown for g in m.messages}):
                         report.unexplained[(a, gid)] = report.unexplained.get((a, gid), 0) + 1
                     for alike in named.groups(shown):  # several the messages cannot tell apart: one entry
