@@ -126,7 +126,7 @@ def figures_current(nb) -> bool:
     import base64
 
     from course.drawings import DRAWINGS_VERSION
-    from course.plots import FIGURES_VERSION, png_text
+    from course.plots import figure_current
 
     for cell in nb.cells:
         for output in cell.get("outputs", []):
@@ -135,10 +135,8 @@ def figures_current(nb) -> bool:
             if 'class="bert-drawing"' in page and f'data-drawings="{DRAWINGS_VERSION}"' not in page:
                 return False
             data = output.get("data", {}).get("image/png")
-            if data:
-                text = png_text(base64.b64decode(data))
-                if "Description" in text and text.get("Course figures") != FIGURES_VERSION:
-                    return False
+            if data and not figure_current(base64.b64decode(data)):  # its code, or its Chinese words, changed
+                return False
     return True
 
 

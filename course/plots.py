@@ -287,10 +287,10 @@ NARROW_WIDTH_IN = 3.8  # the phone's version: its panels stacked in one column t
 NARROW_CHUNK = b"naRr"  # a private PNG chunk: the phone's version inside the figure's PNG
 # What drew a figure's PNG: this module (its heat maps, descriptions and phone versions). A chapter whose stored
 # figures carry another version is executed again by course/build.py.
+FIGURES_VERSION = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+# The figures' code catalogue: a figure's Chinese words, drawn into its PNG when the chapter executes (a figure
+# whose words it changed is drawn again: ``figure_current``)
 CATALOGUE = Path(__file__).resolve().parents[1] / "locale" / "zh_CN" / "LC_MESSAGES" / "outputs" / "figures.po"
-# (and its catalogue: a figure's Chinese words are drawn into its PNG when the chapter executes)
-FIGURES_VERSION = hashlib.sha256(Path(__file__).read_bytes()
-                                 + (CATALOGUE.read_bytes() if CATALOGUE.is_file() else b"")).hexdigest()[:12]
 
 
 def smallest_text_pt(fig) -> float:
@@ -818,16 +818,23 @@ def has_words(text: str) -> bool:
 
 
 @functools.cache
-def _templates(language: str) -> list[tuple[re.Pattern, str, str, dict[str, str]]]:
-    """(pattern, msgid, msgstr, group of each field) of every entry with ``{fields}`` and words of the figures' and
-    drawings' catalogues, the most literal text first."""
+def _table(language: str) -> dict[str, str]:
+    """msgid -> msgstr of the figures' and drawings' catalogues (figures.po, drawings.po) of ``language``: theirs
+    only, so that a figure's words change with them (``FIGURES_VERSION``, ``DRAWINGS_VERSION``) and no other
+    module's words or templates stand in."""
     import polib
 
-    out = []
     folder = CATALOGUE.parents[3] / language / "LC_MESSAGES" / "outputs"
-    entries = [e for name in ("figures.po", "drawings.po") if (folder / name).is_file()
-               for e in polib.pofile(str(folder / name)) if e.msgstr and not e.fuzzy and not e.obsolete]
-    for msgid, msgstr in ((e.msgid, e.msgstr) for e in entries):  # (another module's templates fit other words)
+    return {e.msgid: e.msgstr for name in ("figures.po", "drawings.po") if (folder / name).is_file()
+            for e in polib.pofile(str(folder / name)) if e.msgstr and not e.fuzzy and not e.obsolete}
+
+
+@functools.cache
+def _templates(language: str) -> list[tuple[re.Pattern, str, str, dict[str, str]]]:
+    """(pattern, msgid, msgstr, group of each field) of every entry with ``{fields}`` and words of ``_table``,
+    the most literal text first."""
+    out = []
+    for msgid, msgstr in _table(language).items():
         if not _FIELD.search(msgid) or not has_words(_FIELD.sub("", msgid)):
             continue  # (a template of fields and punctuation, "{a}, {b}", would match anything)
         pattern, pos, groups = "", 0, {}  # a field's name -> its group's (a name may be "0")
@@ -848,17 +855,19 @@ class Edition:
         self.language = language
         self.used: set[str] = set()
         self.missing: set[str] = set()
+        self.written: set[str] = set()  # what ``words`` returned: a figure drawn again shows these
 
     def words(self, text: str) -> str:
         """``text`` in this language: its catalogue entry, or a template's with the matched fields filled in;
         a string without words as it is; else English, recorded in ``missing`` (and ``editions.untranslated``)."""
         from course import editions
 
-        if self.language == editions.ENGLISH or not has_words(text):
+        if self.language == editions.ENGLISH or not has_words(text) or text in self.written:
             return text
-        table = editions.translations(self.language)
+        table = _table(self.language)
         if text in table:
             self.used.add(text)
+            self.written.add(table[text])
             return table[text]
         for pattern, msgid, msgstr, groups in _templates(self.language):
             m = pattern.fullmatch(text)
@@ -866,8 +875,10 @@ class Edition:
                 self.used.add(msgid)
                 values = {name: m.group(group) for name, group in groups.items()}
                 self.used.update(v for v in values.values() if v in table)
-                return _FIELD.sub(lambda f: table.get(values[f.group(1)], values[f.group(1)])
-                                  if f.group(1) in values else f.group(0), msgstr)
+                found = _FIELD.sub(lambda f: table.get(values[f.group(1)], values[f.group(1)])
+                                   if f.group(1) in values else f.group(0), msgstr)
+                self.written.add(found)
+                return found
         self.missing.add(text)
         editions.tr(text, self.language)  # recorded for editions.untranslated() too
         return text
@@ -878,7 +889,7 @@ class Edition:
 
         if self.language == editions.ENGLISH:
             return msgid.format(**fields)
-        found = editions.translations(self.language).get(msgid)
+        found = _table(self.language).get(msgid)
         if found is None:
             self.missing.add(msgid)
             editions.tr(msgid, self.language)
@@ -921,11 +932,39 @@ class Edition:
         return new
 
     def png_text(self) -> dict[str, str]:
-        """What the edition's PNG says of its words: the language, the msgids used, the strings left English."""
+        """What the edition's PNG says of its words: the language, the msgids used (and a digest of their
+        translations), the strings left English."""
         import json
 
         return {"Language": self.language, "Catalogue": json.dumps(sorted(self.used), ensure_ascii=False),
+                "Words": self.digest(self.used),
                 **({"Untranslated": json.dumps(sorted(self.missing))} if self.missing else {})}
+
+    def digest(self, msgids) -> str:
+        table = _table(self.language)
+        return hashlib.sha256("\0".join(f"{m}\0{table.get(m, '')}" for m in sorted(msgids)).encode()).hexdigest()[:12]
+
+
+def figure_current(png: bytes) -> bool:
+    """Whether a stored figure is what the chapter would draw now: drawn by this module as it is
+    (``FIGURES_VERSION``), and each edition's words as the catalogues give them (every msgid it used translated as
+    then, every string it left English still without a translation). course/build.py executes a chapter again
+    whose figures are not."""
+    import json
+
+    text = png_text(png)
+    if "Description" not in text:
+        return True  # not a figure a chapter drew
+    if text.get("Course figures") != FIGURES_VERSION:
+        return False
+    other = split_edition(png)[1]
+    if other is None:
+        return True  # a PNG a demo drew itself (course/demos/encoder_layer.py's diagram): English only
+    text = png_text(other)
+    edition = Edition(text.get("Language", ""))
+    if edition.digest(json.loads(text.get("Catalogue", "[]"))) != text.get("Words"):
+        return False
+    return all(edition.words(s) == s for s in json.loads(text.get("Untranslated", "[]")))
 
 
 _ENGLISH = Edition("en")  # English: the source, every template as written
