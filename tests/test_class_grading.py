@@ -23,6 +23,7 @@ import csv
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -198,9 +199,17 @@ def released(tmp_path_factory):
     honest, expected = {}, {}
     for s in SOLVED:
         honest[s], expected[s] = solution_submission(course, A), dict(points)
-    for name, m in list(load_mistakes(A).items())[:8]:
+    # A mixed-language class (issue 31 §3): every other of these students hands in the Chinese notebook (same
+    # file name, same cells), graded by the same hidden tests into the same gradebook.
+    chinese = []
+    zh_release, zh_answers = course.release(A, "zh_CN"), solution_answers(course.source(A, "zh_CN"))
+    for i, (name, m) in enumerate(list(load_mistakes(A).items())[:8]):
         s = f"m_{name}"
-        honest[s] = filled(release, answers | m["cells"])
+        if i % 2:
+            honest[s] = filled(zh_release, zh_answers | m["cells"])
+            chinese.append(s)
+        else:
+            honest[s] = filled(release, answers | m["cells"])
         expected[s] = {g: 0.0 if g in m["loses"] else p for g, p in points.items()}
     good = nbformat.writes(solution_submission(course, A))
     bad = {"broken_not_json": "this is not a notebook\n", "broken_cut_short": good[: len(good) // 2],
@@ -213,7 +222,7 @@ def released(tmp_path_factory):
     expected[HANGS] = points | {"test_select": 0.0}
     expected[KILLS] = {g: (p if g == "test_select" else 0.0) for g, p in points.items()}
     return dict(course=course, honest=honest, bad=bad, expected=expected, answers=answers, release=release,
-                points=points)
+                points=points, chinese=chinese)
 
 
 def _class_course(released, name: str, students: dict) -> Course:
@@ -251,6 +260,33 @@ def test_parallel_scores_equal_serial_grading(parallel, released):
         assert ours(A, s) == parallel["serial"].scores(A, same), f"{s}: parallel and serial grading differ"
         assert ours(A, s) == released["expected"][s], f"{s}: {ours(A, s)}"
     assert ours(A, WRITES) == released["points"], "the gradebook writer answered correctly"
+
+
+def test_a_mixed_language_class_is_graded_each_in_its_own_language(parallel, released):
+    """The scores are the hidden tests' whatever the language (test_parallel_scores_equal_serial_grading); each
+    Chinese notebook keeps its Chinese read-only cells and gets its verdicts and feedback page in Chinese, each
+    English one in English, from one run into one gradebook."""
+    from bertgrader.i18n import language_of
+    from bertgrader.mistakes import failures
+
+    course, chinese = parallel["course"], released["chinese"]
+    english = [s for s in released["honest"] if s.startswith("m_") and s not in chinese]
+    assert chinese and english
+    zh_source = {c.id: c.source for c in course.source(A, "zh_CN").cells}
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    for s in chinese:
+        nb = course.autograded(s, A)
+        assert language_of(nb) == "zh_CN", s
+        locked = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("locked")]
+        assert locked and all(c.source == zh_source[c.id] for c in locked), f"{s}: a read-only cell is not the Chinese one"
+        verdicts = failures(nb)
+        assert verdicts and all(cjk.search(v) for v in verdicts.values()), f"{s}: {verdicts}"
+    for s in english:
+        verdicts = failures(course.autograded(s, A))
+        assert verdicts and not any(cjk.search(v.split("(line")[0]) for v in verdicts.values()), f"{s}: {verdicts}"
+    course.nbgrader("generate_feedback", A, "--student", chinese[0], "--force")
+    page = (course.root / "feedback" / chinese[0] / A / f"{A}.html").read_text(encoding="utf-8")
+    assert "得分：" in page and "未通过" in page, "the Chinese student's feedback page is in Chinese"
 
 
 def test_every_bad_submission_is_reported_and_costs_only_its_own_grade(parallel, released):
@@ -478,7 +514,7 @@ def test_sqlite_takes_concurrent_writers(released, tmp_path):
 # ----------------------------------------------------------------------------------------------- one command, regrades
 def _losing(released, part: str) -> str:
     """A named mistake of the class that loses ``part`` only."""
-    return next(s for s, exp in released["expected"].items() if s.startswith("m_")
+    return next(s for s, exp in released["expected"].items() if s.startswith("m_") and s not in released["chinese"]
                 and [g for g, v in exp.items() if v == 0.0] == [part])
 
 
@@ -543,13 +579,16 @@ def test_the_named_mistakes_graded_here_match_their_stored_signatures(parallel, 
     mistake losing other parts)."""
     from bertgrader import mistakes as named
 
-    known = {m.name: m for m in named.load(REPO, A)}
-    assert known, f"no current signatures for {A}: python -m bertgrader.mistakes {A}"
+    in_language = {"en": {m.name: m for m in named.load(REPO, A)},
+                   "zh_CN": {m.name: m for m in named.load(REPO, A, "zh_CN")}}  # the Chinese notebooks' (issue 31)
+    assert in_language["en"], f"no current signatures for {A}: python -m bertgrader.mistakes {A}"
+    assert in_language["zh_CN"], f"no current Chinese signatures for {A}: python -m bertgrader.mistakes --language zh_CN {A}"
     course = parallel["course"]
     for s in released["honest"]:
         if not s.startswith("m_"):
             continue
         failed = named.failures(course.autograded(s, A))
+        known = in_language["zh_CN" if s in released["chinese"] else "en"]
         m = known[s[2:]]
         assert {g: named.normalise(t) for g, t in failed.items()} == {
             g: named.normalise(t) for g, t in m.messages.items()}, f"{s}: its grading says other things now"

@@ -122,9 +122,12 @@ def _blocks(source: str, begin: str, end: str) -> list[str]:
     return re.findall(rf"{re.escape(begin)}\n(.*?)\n[ \t]*{re.escape(end)}", source, flags=re.S)
 
 
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
 @pytest.mark.parametrize("a", ASSIGNMENTS)
-def test_release_leaks_no_solution_or_hidden_test(a):
-    source = read_nb(SOLUTIONS / a / f"{a}.ipynb")
+def test_release_leaks_no_solution_or_hidden_test(a, language):
+    # the Chinese student version (issue 31 §3) against the Chinese source: the same code, other words
+    source = read_nb(SOLUTIONS / a / f"{a}.ipynb" if language == "en" else SOLUTIONS / a / language / f"{a}.ipynb")
+    released_folder = EXERCISES / a if language == "en" else EXERCISES / language / a
     secret, public = set(), set()
     for cell in source.cells:
         text = cell.source
@@ -137,7 +140,7 @@ def test_release_leaks_no_solution_or_hidden_test(a):
     # A line that also appears outside the secret blocks (a visible test, the prose) may be in the release.
     secret = {line for line in secret - public if len(line) >= 8 and not line.startswith("#")}
     assert secret, f"{a}: found no solution text to look for"
-    for path in (EXERCISES / a).rglob("*"):
+    for path in released_folder.rglob("*"):
         if not path.is_file():
             continue
         released = path.read_text(encoding="utf-8")
@@ -222,6 +225,9 @@ def faults(tmp_path_factory):
         # Rewrites the (locked) test of the second part into `assert True` and answers it wrongly.
         "edited_test": replace_cell(filled(course.release(a), answers | {second: _wrap(answers[second], "return None")}),
                                     test_of[second], "assert True"),
+        # The same in the Chinese notebook (issue 31 §3): the test comes back in Chinese, the score is the same.
+        "edited_test_zh": replace_cell(filled(course.release(a, "zh_CN"), answers | {
+            second: _wrap(answers[second], "return None")}), test_of[second], "assert True  # 我改了这个测试"),
         # Correct code that warns: warnings.warn, a torch UserWarning, and bytes written to file descriptor 2.
         "warns": filled(course.release(a), answers | {
             first: _wrap(answers[first], "import warnings\nwarnings.warn('this student likes warnings')"),
@@ -237,8 +243,11 @@ def faults(tmp_path_factory):
     solved = course.root.parent / "validate" / f"{a}.ipynb"  # for `nbgrader validate`, never autograded
     solved.parent.mkdir()
     solved.write_text(__import__("nbformat").writes(solution_submission(course, a)), encoding="utf-8")
+    solved_zh = course.root.parent / "validate_zh" / f"{a}.ipynb"  # the Chinese notebook, solved
+    solved_zh.parent.mkdir()
+    solved_zh.write_text(__import__("nbformat").writes(solution_submission(course, a, "zh_CN")), encoding="utf-8")
     return dict(course=course, a=a, run=run, full=autograded_points(source), test_of=test_of, first=first, second=second,
-                solved=solved)
+                solved=solved, solved_zh=solved_zh)
 
 
 def _function_name(src: str) -> str:
@@ -294,6 +303,13 @@ def test_edited_locked_test_cell_is_caught_by_checksum(faults):
     assert cell(course.autograded("edited_test", a)).source == cell(course.source(a)).source
     # The instructor's test is back, so the wrong answer fails it; every other part keeps its points.
     assert course.scores(a, "edited_test") == {g: 0.0 if g == edited else p for g, p in full.items()}
+    # A Chinese notebook: nbgrader puts the English test back (its gradebook's), bertgrader's
+    # RestoreTranslatedCells then the instructor's Chinese copy, never the student's text; the same score.
+    assert cell(course.autograded("edited_test_zh", a)).source == cell(course.source(a, "zh_CN")).source
+    assert "我改了这个测试" not in cell(course.autograded("edited_test_zh", a)).source
+    assert course.scores(a, "edited_test_zh") == course.scores(a, "edited_test")
+    [failed] = [o.evalue for o in cell(course.autograded("edited_test_zh", a)).outputs if o.output_type == "error"]
+    assert re.search(r"[\u4e00-\u9fff]", failed), f"the Chinese notebook's verdict is in Chinese: {failed}"
 
 
 @pytest.mark.full
@@ -315,6 +331,9 @@ def test_instructor_workflow_end_to_end(faults, tmp_path):
         html = course.root / "feedback" / student / a / f"{a}.html"
         assert html.is_file(), f"no feedback for {student}"
     assert "Score:" in (course.root / "feedback" / "warns" / a / f"{a}.html").read_text(encoding="utf-8")
+    zh = (course.root / "feedback" / "edited_test_zh" / a / f"{a}.html").read_text(encoding="utf-8")
+    assert "得分：" in zh and "未通过" in zh and "测试的可见部分" in zh, (
+        "the Chinese notebook's feedback page has bertgrader's labels in Chinese")
 
     rows = list(csv.DictReader(course.export_csv(tmp_path / "grades.csv").open(encoding="utf-8")))
     by_student = {r["student_id"]: r for r in rows if r["assignment"] == a}
@@ -324,6 +343,8 @@ def test_instructor_workflow_end_to_end(faults, tmp_path):
     assert float(by_student["edited_test"]["score"]) < total
 
     ok = course.nbgrader("validate", str(faults["solved"]))
+    assert "Success! Your notebook passes all the tests." in ok.log, ok.log[-2000:]
+    ok = course.nbgrader("validate", str(faults["solved_zh"]))  # its read-only cells' checksums are its own
     assert "Success! Your notebook passes all the tests." in ok.log, ok.log[-2000:]
     untouched = course.nbgrader("validate", str(course.release_path(a)), check=False)
     assert "VALIDATION FAILED" in untouched.log, untouched.log[-2000:]
