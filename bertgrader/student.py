@@ -4,7 +4,11 @@ The notebooks in the course's ``exercises/`` are tracked files that regenerating
 student works in a copy of them, outside the repository (default ``~/bert-course-work``):
 
     python -m bertgrader.student start              # copy every assignment there; run again for new ones
+    python -m bertgrader.student start --language zh_CN   # the Chinese notebooks (exercises/zh_CN/) instead
     python -m bertgrader.student lab                # JupyterLab in it, without the instructor's tools
+
+A Chinese notebook has the same name, cells and code as the English one and is graded by the same tests into
+the same gradebook, its messages in Chinese (bertgrader/i18n.py): hand it in as the English one.
 
 ``start`` copies each assignment folder of ``exercises/`` that the workspace does not have yet and never touches
 one it has (a student's work is never overwritten; ``--refresh NAME`` replaces one, keeping the old as a
@@ -24,6 +28,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from bertgrader.i18n import LANGUAGES
 
 # nbgrader's JupyterLab plugins and server extensions a student does not get (nbgrader's documentation, "Using
 # nbgrader with JupyterHub": students have the Assignment List and Validate only), here and on the course server
@@ -116,6 +122,8 @@ def main(argv=None) -> int:
     s.add_argument("workspace", nargs="?", default=str(DEFAULT), help=f"your folder (default {DEFAULT})")
     s.add_argument("--exercises", default=str(COURSE / "exercises"), help="the course's student notebooks "
                    "(default: exercises/ of the repository the course is installed from)")
+    s.add_argument("--language", default="en", choices=["en", *LANGUAGES],
+                   help="the notebooks' language: en (default) or zh_CN, the Chinese notebooks in exercises/zh_CN/")
     s.add_argument("--refresh", action="append", default=[], metavar="ASSIGNMENT",
                    help="replace this assignment with a fresh copy (yours is kept, renamed with the date)")
     lab = sub.add_parser("lab", help="JupyterLab in your workspace, without the instructor's tools")
@@ -124,7 +132,8 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     workspace = Path(a.workspace).expanduser().resolve()
     if a.command == "start":
-        done = start(workspace, Path(a.exercises), refresh=tuple(a.refresh))
+        exercises = Path(a.exercises) if a.language == "en" else Path(a.exercises) / a.language
+        done = start(workspace, exercises, refresh=tuple(a.refresh))
         for what, said in (("copied", "copied"), ("refreshed", "fresh copy (yours kept beside it)"),
                            ("kept", "already there, left as it is")):
             if done[what]:
