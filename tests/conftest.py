@@ -69,29 +69,76 @@ def browser():
 # The longest test files first. `--dist loadfile` gives each of the two workers the next file in the queue as it
 # finishes one, so the order is the schedule: with the long files first ("longest processing time first") both
 # workers stay busy to the end; in collection order (or xdist's default, most tests first) a long file could
-# start last and run alone. The ranking is from `--junitxml` of a whole `make check` run (seconds per file,
-# summed over its tests, 2026-12-02); files not listed keep their order after these. A rough order is enough:
-# a file missing or misplaced costs time, never a result.
+# start last and run alone. The ranking is from make check's `--durations` of 2026-12-06 (load 4-7) less the cuts
+# of docs/ci.md; from now on the summary below prints every file's seconds at the end of each run: re-rank from
+# it when a file moves. A file whose time is not known yet goes high rather than low (one placed too early costs
+# nothing, one that starts last runs alone). Files not listed keep their order after these. A rough order is
+# enough: a file missing or misplaced costs time, never a result.
 LONGEST_FIRST = [
-    "test_exercises.py",          # every assignment's class graded (a run of python -m bertgrader all)
-    "test_hub.py",                # a term on the course server: JupyterHub, three students in Chromium
-    "test_experiments.py",        # chapter 12's experiments, each trained for a few hundred steps
+    "test_exercises.py",          # every assignment's class graded (230 submissions: python -m bertgrader all)
     "test_class_grading.py",      # whole classes: interrupted and resumed, sharded on PostgreSQL, serial vs parallel
-    "test_grading_security.py",   # the attacked class
-    "test_lms.py",                # a Canvas class graded with a due date
+    "test_grading_security.py",   # the attacked class, its feedback and Formgrader pages in Chromium
+    "test_pages.py",              # every page of both editions in Chromium, phone and desktop, light and dark
+    "test_hub.py",                # a term on the course server: JupyterHub, three students in Chromium
     "test_laptop_install.py",     # install.py into a fresh venv
+    "test_translation.py",        # the Chinese pages against the English
+    "test_experiments.py",        # chapter 12's experiments, each trained for a few steps
+    "test_install.py",            # a fresh venv, then two pretraining runs
+    "test_build.py",              # chapters 11 and 12 executed on a third of a core
+    "test_sanitize.py",
+    "test_lms.py",                # a Canvas class graded with a due date
     "test_pretrain.py",
     "test_finetune.py",
-    "test_install.py",            # a fresh venv
+    "test_quiet_runs.py",
     "test_demo_pretraining.py",
     "test_demo_finetuning.py",
     "test_model.py",
     "test_sandbox.py",
     "test_demo_encoder_layer.py",
-    "test_pages.py",              # every page of the built book in Chromium
 ]
 
 
 def pytest_collection_modifyitems(config, items):
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: within a file, and unlisted files, as collected
+
+
+# Where the test time goes, printed at the end of every run (make check's log is CI's record, docs/ci.md): each
+# file's seconds (setup, call and teardown of its tests summed) and each worker's, and when each worker ran out of
+# files. With --dist loadfile a file is one worker's from start to end, so a file's seconds are what it adds to a
+# worker's queue; the run ends when the later worker does.
+_FILE_SECONDS: dict[str, float] = {}
+_WORKER: dict[str, dict] = {}  # worker id -> {"busy": seconds, "last": seconds since the session began}
+_T0: list[float] = []
+
+
+def pytest_sessionstart(session):
+    import time
+
+    _T0.append(time.monotonic())
+
+
+def pytest_runtest_logreport(report):
+    import time
+
+    name = report.nodeid.split("::")[0].rsplit("/", 1)[-1]
+    _FILE_SECONDS[name] = _FILE_SECONDS.get(name, 0.0) + report.duration
+    node = getattr(report, "node", None)  # xdist: the worker that ran it (none without xdist)
+    worker = getattr(getattr(node, "gateway", None), "id", "main")
+    w = _WORKER.setdefault(worker, {"busy": 0.0, "last": 0.0})
+    w["busy"] += report.duration
+    if _T0:
+        w["last"] = time.monotonic() - _T0[0]
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _FILE_SECONDS or hasattr(terminalreporter.config, "workerinput"):  # in the controller only
+        return
+    longest = sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])
+    tr = terminalreporter
+    tr.write_sep("=", f"seconds per test file (the {min(30, len(longest))} longest of {len(longest)}; "
+                      f"{sum(_FILE_SECONDS.values()):.0f} s in all)")
+    for name, seconds in longest[:30]:
+        tr.write_line(f"{seconds:8.1f}  {name}")
+    for worker, w in sorted(_WORKER.items()):
+        tr.write_line(f"worker {worker}: {w['busy']:.0f} s of tests, its last ended {w['last']:.0f} s into the run")
