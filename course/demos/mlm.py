@@ -266,10 +266,12 @@ def masked_word_state(model, tokenizer, position: int, text: str, language: str 
 
     r = r or mask_one_word(model, tokenizer, text, position)
     top = list(r["top"])
-    if r["word"] not in [t for t, _ in top]:  # the right word as a last bar, with its rank
+    right = [t == r["word"] for t, _ in top]
+    if not any(right):  # the right word as a last bar, with its rank
         top.append((tr("{word} (rank {rank:,})", language).format(word=r["word"], rank=r["rank_right"]),
                     r["p_right"]))
-    colors = [COLORS["gpt"] if t.split(" ")[0] == r["word"] else COLORS["bert"] for t, _ in top]
+        right.append(True)
+    colors = [COLORS["gpt"] if is_right else COLORS["bert"] for is_right in right]
     highest = max(p for _, p in top)
     fig = go.Figure(go.Bar(x=[p for _, p in top], y=[t for t, _ in top], orientation="h", marker_color=colors,
                            text=[f"{p:.2f}" if p >= 0.01 else f"{p:.1e}" for _, p in top], textposition="outside",
