@@ -11,6 +11,8 @@
 #                   solutions/<a>/zh_CN/<a>.ipynb from the same source and its catalogue (docs/exercises.md)
 # make exercises    regenerate exercises/ from solutions/ with nbgrader (rebuilds the notebooks first), and the
 #                   Chinese student versions exercises/zh_CN/<a>/
+# make pdf         each edition of the built book as one PDF (after make book): _build/pdf/bert-course-en.pdf and
+#                  bert-course-zh_CN.pdf, printed offline by headless Chromium, with contents and page numbers (course/pdf.py)
 # make live        the chapters as notebooks to run in JupyterLab (_build/live/chapters/*.ipynb), made from
 #                  the built book: its numbers, terms and included code in place, the live demos instead of the page's
 # make release     what students get, without solutions/: the built book and exercises/ in _build/release/, checked
@@ -38,7 +40,7 @@ PLOTLY_JS_FILE := $(VENV)/js/node_modules/plotly.js-cartesian-dist-min/plotly-ca
 AXE_JS := axe-core@4.14.1
 AXE_JS_FILE := $(VENV)/js/node_modules/axe-core/axe.min.js
 
-.PHONY: book test check lint venv clean benchmarks notebooks exercises js live release locale
+.PHONY: book test check lint venv clean benchmarks notebooks exercises js live release locale pdf
 
 venv: $(STAMP)
 
@@ -88,6 +90,12 @@ locale: $(STAMP)
 release: book
 	$(PY) -m course.release
 
+# Each edition of the book make book built, printed to one PDF by headless Chromium (course/pdf.py): it stops,
+# naming make book, where a page is not built or is older than its source. make check prints them before the tests
+# (tests/test_pdf.py reads them): about 2.5 min for both on 2 cores, more than the tests may take themselves.
+pdf: $(STAMP)
+	$(PY) -m course.pdf
+
 # The chapters as plain notebooks for JupyterLab, from the book just built (course/live.py).
 live: book
 	$(PY) -m course.live
@@ -103,7 +111,7 @@ test: $(STAMP) lint
 	EXERCISES_GRADED=$(FAST_ASSIGNMENTS) $(PYTEST) -m "not book and not full" --durations=10
 
 # Everything, on the book make book built (the page tests read it; nothing is built inside pytest).
-check: book lint
+check: book pdf lint
 	BOOK_BUILD_DIR=_build $(PYTEST) --durations=25
 
 # ruff over every Python file but the assignments' sources (their rules: pyproject.toml's [tool.ruff]; the

@@ -638,6 +638,7 @@ def setup(app):
     app.connect("build-finished", _copy_plotly)
     app.add_css_file("course.css", priority=900)
     app.add_css_file("i18n.css", priority=901)
+    app.add_css_file("print.css", priority=902, media="print")  # paper: no chrome, nothing cut (course/pdf.py prints with it)
     app.add_js_file("page.js", priority=900, loading_method="defer")
     # after the page's MathJax configuration (Sphinx adds it at 500) and before MathJax runs (deferred): its
     # smallest script size, 9 px (issue 30 section 5)
