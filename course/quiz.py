@@ -60,7 +60,8 @@ _CSS = """
 .bert-quiz .fb.no{color:#cf222e}
 .bert-quiz details{margin-top:.3em}
 .bert-quiz summary{cursor:pointer;color:#555}
-"""
+html:not(:lang(zh)) .bert-quiz:lang(zh){display:none}
+"""  # the last rule: a notebook in JupyterLab (English) shows the English quiz only; a built page holds one edition
 
 
 def _letter(i: int) -> str:
@@ -243,7 +244,7 @@ def quiz_html(questions: Sequence[Question], title: str | None = None, key: str 
     live = tr("Question {n}, {letter}: {verdict}", language)  # page.js's live region (see course/_static/page.js)
     ok, no = tr("right", language), tr("not this one", language)
     parts = [f"<style>{_CSS}</style>",
-             f'<div class="bert-quiz" id="quiz-{uid}" data-quiz-live="{e(live)}">']
+             f'<div class="bert-quiz" id="quiz-{uid}" data-quiz-live="{e(live)}"{_lang_attribute(language)}>']
     if title:
         parts.append(f"<p><strong>{_inline(_words(title, language))}</strong></p>")
     parts.append("<ol>")
@@ -265,6 +266,13 @@ def quiz_html(questions: Sequence[Question], title: str | None = None, key: str 
                      f"</strong>. {_inline(_words(why, language))}</p></details></li>")
     parts += ["</ol>", "</div>"]
     return "\n".join(parts)
+
+
+def _lang_attribute(language: str) -> str:
+    """`` lang="zh-CN"`` on a translation's quiz (none on the source's)."""
+    from course.editions import HTML_LANG
+
+    return "" if language == ENGLISH else f' lang="{HTML_LANG.get(language, language)}"'
 
 
 def quiz(questions: Sequence[Question], title: str | None = None, key: str | None = None):

@@ -94,6 +94,7 @@ def test_chinese_quiz_has_the_same_letters_and_numbers(chinese):
     assert "显示答案" in zh and "Show answer" not in zh and "&#10003; 正确" in zh and 'data-verdict="不是这个"' in zh
     assert "约 15%" in zh and "30,522" in zh and "30,522 个词元的 15%。" in zh and "<strong>多少？</strong>" in zh
     assert 'data-quiz-live="第 {n} 题，{letter}：{verdict}"' in zh
+    assert ' lang="zh-CN"' in zh and " lang=" not in quiz_html(questions)  # JupyterLab (English) hides this one
     assert editions.untranslated() == []
     quiz_html([("Untranslated?", ["a", "b"], 0, "why")], language="zh_CN")
     assert editions.untranslated() == ["Untranslated?", "a", "b", "why"]  # shown in English, and recorded
@@ -219,3 +220,21 @@ def test_the_chinese_pages_show_every_quiz_in_chinese_with_the_same_answers():
     assert pages == 12
     dead = set(table) - asked - FIXED
     assert not dead, "entries no chapter's quiz asks for:\n" + "\n".join(sorted(dead))
+
+
+def test_a_notebook_shows_one_edition_and_the_chinese_page_its_own(tmp_path, browser, chinese):
+    """Both editions' quiz in an English document (a notebook in JupyterLab): only the English one is shown; the
+    Chinese block alone in a Chinese page is shown."""
+    both = quiz(QUESTIONS).data
+    context = browser.new_context()
+    try:
+        tab = context.new_page()
+        for lang, body, visible in (("en", both, ["How are the embeddings combined?"]),
+                                    ("zh-CN", editions.keep(both, "zh_CN"), ["嵌入如何组合？"])):
+            (tmp_path / "q.html").write_text(f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8"></head>'
+                                             f"<body>{body}</body></html>", encoding="utf-8")
+            tab.goto((tmp_path / "q.html").as_uri())
+            shown = [q.locator("li.q p").first.inner_text() for q in tab.locator(".bert-quiz").all() if q.is_visible()]
+            assert shown == visible, lang
+    finally:
+        context.close()
