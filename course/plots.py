@@ -798,7 +798,11 @@ def png_text(data: bytes) -> dict[str, str]:
 # (``Untranslated``), with the msgids it used (``Catalogue``) and any glyph the font lacked (``Missing glyphs``):
 # tests/test_figure_captions.py reads them from the built book.
 EDITION_CHUNK = b"zhEd"  # a private PNG chunk: the Chinese edition's PNG inside the figure's PNG
-CJK_RC = {"font.sans-serif": ["Noto Sans CJK SC", "DejaVu Sans"]}  # Debian's fonts-noto-cjk; DejaVu for what it lacks
+# Debian's fonts-noto-cjk, then DejaVu Sans for what it lacks (ᵀ): a family list, which matplotlib falls back
+# along glyph by glyph (a generic "sans-serif" resolves to its first font only); new texts (tick labels) get it
+# from these settings, the figure's own texts from ``Edition.figure``
+CJK_FONTS = ["Noto Sans CJK SC", "DejaVu Sans"]
+CJK_RC = {"font.family": CJK_FONTS, "font.sans-serif": CJK_FONTS}
 # The sentences this module writes itself (the alt text's reading of a chart): msgids of figures.po too.
 STRUCTURE = ("{items}, ... ({n} in all), {last}", "{a}, {b}", "{a}; {b}", "{a} {b}", "heat map", "rows", "columns",
              "rows ({name}): {items}", "rows: {name}", "columns ({name}): {items}", "columns: {name}", "chart",
@@ -929,6 +933,8 @@ class Edition:
         for text in texts:
             if text.get_text():
                 text.set_text(words(text.get_text()))
+            if text.get_fontfamily() == ["sans-serif"]:  # (the default; a family a chapter chose stays)
+                text.set_fontfamily(CJK_FONTS)
         return new
 
     def png_text(self) -> dict[str, str]:

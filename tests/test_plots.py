@@ -442,7 +442,7 @@ def test_a_glyph_missing_from_the_font_is_an_error():
 
     def draw():
         fig, ax = plt.subplots(figsize=(3, 2))
-        ax.set(title="句子之间的余弦相似度 — 第 3 层", xlabel="步数（预热）")
+        ax.set(title="句子之间的余弦相似度 — 第 3 层", xlabel="步数（预热），QKᵀ")  # ᵀ: not in Noto Sans CJK
         fig.canvas.draw()
         plt.close(fig)
 
@@ -452,6 +452,21 @@ def test_a_glyph_missing_from_the_font_is_an_error():
             draw()
         with plt.rc_context({"font.sans-serif": ["DejaVu Sans"]}), pytest.raises(UserWarning, match="missing from"):
             draw()
+        with plt.rc_context({"font.sans-serif": plots.CJK_FONTS}), pytest.raises(UserWarning, match="missing from"):
+            draw()  # a generic family resolves to one font: no fallback to DejaVu Sans for the ᵀ
+
+
+def test_the_chinese_copy_falls_back_to_dejavu_for_what_noto_lacks(catalogue):
+    import json
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [1, 0], label="QKᵀ and ·V: 2TH")
+    ax.set(title="layer 2", xlabel="step")
+    ax.legend()
+    plots.describe(fig, "The embeddings hold 61% of the loss after 200 steps.")
+    text = chinese(fig)["text"]
+    assert "Missing glyphs" not in text, text["Missing glyphs"]
+    assert json.loads(text["Untranslated"]) == ["QKᵀ and ·V: 2TH"]
 
 
 def test_the_chinese_page_serves_the_chinese_figure_its_alt_text_and_caption(catalogue, tmp_path):
