@@ -22,7 +22,7 @@ from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 
 from bertgrader import i18n
-from bertgrader.i18n import tr
+from bertgrader.i18n import N_, tr
 from bertgrader.sanitize import clean_page
 
 MATHJAX_PACKAGE = "sphinx-mathjax-offline"
@@ -188,6 +188,30 @@ def annotate(nb, known: list, grades: dict | None = None, comments: dict | None 
             "passed": passed, "verdict": said, "mistakes": mistakes, "adjusted": adjusted, "comment": comment}
 
 
+# The words nbgrader's own feedback template (which bert_feedback extends) writes, each with the markup around it,
+# so only its labels match: a student's text reaches the page escaped, and cannot hold these tags.
+_NBGRADER_LABELS = [('<span class="nbgrader-label">Student\'s answer</span>', '<span class="nbgrader-label">{}</span>',
+                     N_("Student's answer")),
+                    ('<a href="#top">(Top)</a>', '<a href="#top">{}</a>', N_("(Top)")),
+                    ('">Test cell</a> (Score: ', '">{}</a> ({} ', N_("Test cell"), N_("Score:")),
+                    ('">Written response</a> (Score: ', '">{}</a> ({} ', N_("Written response"), N_("Score:")),
+                    ('">Written response</a> (', '">{}</a> (', N_("Written response")),
+                    ('">Comment</a>', '">{}</a>', N_("Comment")),
+                    ('<li class="late-penalty">Late submission penalty (Score: ', '<li class="late-penalty">{} ({} ',
+                     N_("Late submission penalty"), N_("Score:"))]
+_HEADING_SCORE = re.compile(r"(<h4>[^<]*?) \(Score: ")  # the page's heading: "<notebook> (Score: 7.0 / 10.0)"
+
+
+def nbgrader_labels(html: str) -> str:
+    """nbgrader's own labels on a feedback page, in the language spoken (the heading's score, the contents list,
+    "Student's answer", "(Top)"); unchanged in English."""
+    if i18n.current() == i18n.ENGLISH:
+        return html
+    for english, form, *words in _NBGRADER_LABELS:
+        html = html.replace(english, form.format(*(tr(w) for w in words)))
+    return _HEADING_SCORE.sub(lambda m: f"{m.group(1)} ({tr('Score:')} ", html, count=1)
+
+
 def offline_formgrader(c) -> None:
     """Formgrader's pages like the feedback page (nbgrader_config.py calls this with its configuration ``c``):
     Formgrader renders each submission with a plain ``HTMLExporter(config=...)`` and nbgrader's formgrade
@@ -314,5 +338,7 @@ class OfflineHTMLExporter(HTMLExporter):
                 grades, comments = {}, {}
             annotate(nb, self._mistakes(resources, i18n.language_of(nb)), grades, comments)
         output, resources = super().from_notebook_node(nb, resources, **kw)
+        if self.template_name == "bert_feedback":
+            output = nbgrader_labels(output)
         # the page's body through an allow-list, after every template and filter ran (bertgrader.sanitize)
         return clean_page(offline_mathjax(output, nb)), resources
