@@ -927,6 +927,11 @@ class Edition:
                             isinstance(form.func.args[0], dict):  # set_ticks(locations, labels)'s table
                         names = {k: words(str(v)) for k, v in form.func.args[0].items()}
                         form.func = functools.partial(form.func.func, names, *form.func.args[1:])
+        for ax in new.get_axes():  # the series' names, from which a legend drawn again (for a phone) takes its words
+            for artist in ax.get_children():
+                label = artist.get_label()
+                if isinstance(label, str) and label and not label.startswith("_") and not isinstance(artist, Text):
+                    artist.set_label(words(label))
         texts = set(new.findobj(Text))
         for table in new.findobj(Table):
             texts.update(cell.get_text() for cell in table.get_celld().values())

@@ -420,6 +420,9 @@ def test_every_word_of_the_figure_is_drawn_in_chinese_with_the_same_numbers(cata
     assert {"layer {k}", "most here", "embeddings", "The {part} hold {share} of the loss after {n} steps."} <= \
         set(json.loads(text["Catalogue"]))
     assert got["narrow"] is not None, "side by side: the Chinese figure has its phone version too"
+    other = plots.Edition("zh_CN").figure(worded())
+    narrow = plots.narrow_figure(other)  # its legend drawn again, from the series' names
+    assert [t.get_text() for t in narrow.axes[0].get_legend().get_texts()] == ["训练集", "留出集"]
 
 
 def test_a_string_with_no_translation_is_listed_in_the_figure(catalogue):
