@@ -54,6 +54,16 @@ def _check_steps(c) -> None:
         if not steps or steps[0] is not step:
             raise ValueError(f"nbgrader_config.py: c.{setting} must start with bertgrader's {step.__name__} "
                              f"(it has {[getattr(s, '__name__', s) for s in steps]})")
+    from nbgrader.preprocessors import OverwriteCells
+
+    from bertgrader.translated import RestoreTranslatedCells
+
+    steps = list(c.Autograde.sanitize_preprocessors) if "sanitize_preprocessors" in c.Autograde else []
+    if OverwriteCells in steps and steps[steps.index(OverwriteCells) + 1:][:1] != [RestoreTranslatedCells]:
+        # nbgrader puts the English read-only cells back into a Chinese notebook; this step puts its own back
+        raise ValueError("nbgrader_config.py: c.Autograde.sanitize_preprocessors must have bertgrader's "
+                         "RestoreTranslatedCells right after OverwriteCells (a translated notebook's read-only cells "
+                         "would come back in English)")
 
 
 # ------------------------------------------------------------------------------ nbgrader autograde
