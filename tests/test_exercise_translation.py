@@ -199,3 +199,19 @@ def test_mistakes_are_matched_without_the_students_quoted_code_in_either_languag
         for n, f, c in [(3, "f", "x = 1"), (9, "g", "y = 2")]) + ")"
     assert normalise(en) == "with T=#: your code raised RuntimeError: boom"
     assert normalise(zh) == "当 T=# 时：你的代码抛出了 RuntimeError: boom"
+
+
+def test_a_configuration_that_would_leave_the_english_cells_is_refused():
+    from nbgrader.preprocessors import CheckCellMetadata, OverwriteCells
+    from traitlets.config import Config
+
+    from bertgrader.config import configure
+    from bertgrader.preprocessors import CleanSubmission, TrustedExecute
+
+    c = Config()
+    c.Autograde.autograde_preprocessors = [TrustedExecute]
+    c.Autograde.sanitize_preprocessors = [CleanSubmission, OverwriteCells, CheckCellMetadata]
+    with pytest.raises(ValueError, match="RestoreTranslatedCells right after OverwriteCells"):
+        configure(c)
+    c.Autograde.sanitize_preprocessors = [CleanSubmission, OverwriteCells, RestoreTranslatedCells, CheckCellMetadata]
+    configure(c)  # the course's own order
