@@ -215,3 +215,31 @@ def test_a_configuration_that_would_leave_the_english_cells_is_refused():
         configure(c)
     c.Autograde.sanitize_preprocessors = [CleanSubmission, OverwriteCells, RestoreTranslatedCells, CheckCellMetadata]
     configure(c)  # the course's own order
+
+
+# Compared only with a literal of the same text in the same module, which the translation changes alike.
+TRANSLATED_ALIKE = {("10_finetuning", "start logits"): "hidden_tests.py: name == 'start logits', name from its own list"}
+
+
+def _compared_strings(code: str) -> set[str]:
+    """The string literals code compares with (``"x" in str(e)``, ``s == "x"``, ``s.startswith("x")``): data,
+    not words, whatever they read like."""
+    out = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Compare):
+            out |= {n.value for n in [node.left, *node.comparators] if isinstance(n, ast.Constant)
+                    and isinstance(n.value, str)}
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("startswith", "endswith"):
+            out |= {n.value for n in node.args if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return out
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_a_string_that_code_compares_is_translated_as_itself(a):
+    """02's and 07's demo cells look for "switched off" in an error: translated, the check would never match."""
+    assignment = Assignment.at(ROOT, a)
+    table = i18n.translations(ROOT, a, ZH)
+    code = "\n".join(c.source for c in read_nb(assignment.notebook).cells if c.cell_type == "code")
+    compared = _compared_strings(code) | _compared_strings(assignment.hidden_tests.read_text(encoding="utf-8"))
+    changed = sorted(s for s in compared if table.get(s, s) != s and (a, s) not in TRANSLATED_ALIKE)
+    assert not changed, f"{a}: compared by code, so translate these as themselves: {changed}"
