@@ -39,6 +39,9 @@ def catalogue(page: str) -> Path:
 
 
 TITLES = {LANGUAGE: "从零构建 BERT"}  # the book's title in the sidebar and the window, per translation
+# myst-nb's toggle of a hidden cell ("Show code cell source"): its config, not a message of the page. The chapters hide
+# only inputs (hide-input), so the code is what it shows.
+CODE_PROMPTS = {LANGUAGE: {"nb_code_prompt_show": "显示代码", "nb_code_prompt_hide": "隐藏代码"}}
 PROGRESS = EDITION / "translation_progress.json"  # per page: messages that need a translation, and translated
 
 
@@ -240,7 +243,7 @@ def build() -> int:
     if stale:
         raise SystemExit(f"course.i18n: not executed as they are now: {', '.join(stale)}; run python -m course.build "
                          "first (make book does), so that both editions read the same stored outputs")
-    status = _sphinx("html", EDITION / "html", _overrides(language=LANGUAGE, html_title=TITLES[LANGUAGE]))
+    status = _sphinx("html", EDITION / "html", _overrides(language=LANGUAGE, html_title=TITLES[LANGUAGE], **CODE_PROMPTS[LANGUAGE]))
     target = HTML / LANGUAGE
     if target.exists():
         shutil.rmtree(target)

@@ -313,6 +313,7 @@ def test_both_editions_link_to_each_other(page, built):
     assert lang == "en" and (chinese.parent / href).resolve() == english.resolve()
     assert re.search(r'<html[^>]*\blang="zh-CN"', text), "the Chinese page does not say it is Chinese"
     assert "搜索" in text, "the theme's strings are not Chinese"
+    assert "Show code cell" not in text, "myst-nb's toggle of a hidden cell is English (course/i18n.py, CODE_PROMPTS)"
     # a message left in English says so to a screen reader
     assert all('lang="en"' in tag for tag in re.findall(r"<[a-z][^<>]*course-untranslated[^<>]*>", text))
 
