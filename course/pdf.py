@@ -230,7 +230,7 @@ def page_css(running_title: str, first_number: int, font_faces: str) -> str:
     return f"""{font_faces}
     @page {{ size: {PAPER}; margin: {MARGIN};
       @bottom-left {{ content: {css_string(running_title)}; font: 9pt "{CJK_FAMILY}", "DejaVu Sans", sans-serif; color: #555; }}
-      @bottom-right {{ content: counter(page); font: 9pt sans-serif; color: #555; }} }}
+      @bottom-right {{ content: counter(page); font: 9pt "DejaVu Sans", sans-serif; color: #555; }} }}
     html {{ counter-reset: page {first_number - 1}; }}
     /* the theme's printed list of the page's sections: the book's contents list them */
     #jb-print-toc {{ display: none !important; }}
@@ -303,7 +303,7 @@ def contents_html(edition: str, book_title: str, entries: list[tuple[int, str, i
                     f'{html.escape(title)}</span><span class="n">{number}</span></a></li>')
     return f"""<!doctype html><html lang="{LANG[edition]}"><head><meta charset="utf-8"><style>{font_faces}
     @page {{ size: {PAPER}; margin: {MARGIN};
-      @bottom-right {{ content: counter(page, lower-roman); font: 9pt sans-serif; color: #555; }} }}
+      @bottom-right {{ content: counter(page, lower-roman); font: 9pt "DejaVu Sans", sans-serif; color: #555; }} }}
     body {{ font-family: "{CJK_FAMILY}", "DejaVu Sans", sans-serif; font-size: 10.5pt; color: #222; }}
     h1 {{ font-size: 26pt; margin: 30mm 0 4mm; }}
     h2 {{ font-size: 15pt; margin: 12mm 0 4mm; }}

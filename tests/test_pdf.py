@@ -37,6 +37,9 @@ FOOTER = 16 * MM  # the bottom margin the footer is printed in
 RAW_TEX = re.compile(r"\\(frac|sum|mathrm|mathbf|text|operatorname|begin|end|left|right|cdot|sqrt|hat|tilde|"
                      r"underbrace|times|log|exp|in)\b|\$\$|\\\(|\\\[")
 
+# DejaVu draws "fi" as one glyph, which reads back as U+FB01 ("ﬁve experiments")
+LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl"})
+
 pytestmark = pytest.mark.book
 
 
@@ -72,6 +75,7 @@ def lines(edition: str) -> list[list[tuple[float, float, str]]]:
         got: list[tuple[float, float, str]] = []
 
         def visit(text, cm, tm, _font, _size, got=got):
+            text = text.translate(LIGATURES)
             if text.strip():
                 x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
                 y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
