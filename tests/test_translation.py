@@ -489,6 +489,16 @@ def test_a_chinese_page_without_a_glued_number_fails(built):
         f"{PLANTED_PAGE}: the Chinese page lacks the glued {key!r} (English shows {glued_values(english)[key]})"]
 
 
+def test_a_glued_sentence_in_chinese_keeps_its_numbers():
+    """A computed sentence glued in each language (key, key__zh_CN) is one reference: its numbers must agree."""
+    english = '<main><span class="course-glue-exp_said">larger: +0.129 (95% interval -0.052 to +0.309, 3 seeds)</span></main>'
+    chinese = '<main><span class="course-glue-exp_said__zh_CN">更大：+0.129（95% 区间 -0.052 至 +0.309，3 个种子）</span></main>'
+    assert glue_drift("p", english, chinese) == []
+    wrong = glue_drift("p", english, chinese.replace("+0.309", "+0.390"))
+    assert len(wrong) == 1 and "the glued 'exp_said' is" in wrong[0], wrong
+    assert glue_drift("p", english, chinese.replace("__zh_CN", "__fr")) != []  # another key is not the same reference
+
+
 def test_a_changed_glued_value_fails(built):
     english, chinese = _editions(built, PLANTED_PAGE)
     m = re.search(r'(<span class="pasted-text course-glue-([^"\s]+)">)(\d[\d,]*)</span>', chinese)
