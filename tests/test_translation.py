@@ -154,11 +154,7 @@ def test_a_changed_placeholder_fails():
 
 
 # ------------------------------------------------------------------------------- every message translated
-ALL_CATALOGUES = sorted((i18n.LOCALE / i18n.LANGUAGE).rglob("*.po"))
-# The exercises' own catalogues (their task text and messages, issue 31 §3) are written by another engineer today:
-# those of assignments 05-11 are expected but may still be partly empty; each such file that is not 100% is an
-# expected failure, strict, so the day it is complete this mark must go.
-PENDING = re.compile(r"LC_MESSAGES/exercises/(0[5-9]|1[01])_")
+ALL_CATALOGUES = sorted((i18n.LOCALE / i18n.LANGUAGE).rglob("*.po"))  # pages, exercises/, outputs/
 
 
 def untranslated(path_name: str, entries) -> list[str]:
@@ -174,16 +170,7 @@ def untranslated(path_name: str, entries) -> list[str]:
     return missing
 
 
-def _pending_mark(path: Path):
-    rel = path.relative_to(ROOT).as_posix()
-    if PENDING.search(rel) and untranslated(rel, polib.pofile(str(path))):
-        return [pytest.mark.xfail(strict=True, reason="issue 31 §3: assignments 05-11's catalogues are being "
-                                                      "translated today")]
-    return []
-
-
-@pytest.mark.parametrize("path", [pytest.param(p, id=p.relative_to(ROOT).as_posix(), marks=_pending_mark(p))
-                                  for p in ALL_CATALOGUES])
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.relative_to(ROOT).as_posix()) for p in ALL_CATALOGUES])
 def test_every_catalogue_is_translated(path):
     """Every .po under locale/zh_CN/ (pages, exercises, what code writes): each message with words is translated
     and not fuzzy (issue 31 §5: 100% on main)."""
