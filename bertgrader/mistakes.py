@@ -122,8 +122,9 @@ def groups(shown: list[Mistake]) -> list[list[Mistake]]:
 def source_digest(root: Path, assignment: str, language: str = ENGLISH) -> str:
     """sha-256 of what a mistake's grading depends on in the course: the assignment's source notebook
     builder, its hidden tests and its mistakes, and the inputs.py both tests import where it has one; in
-    another language, also the words of its messages: the hidden tests as translated and bertgrader's own
-    catalogue (a translation of the task's text or of a why line changes no signature)."""
+    another language, also the hidden tests as translated (a translation of the task's text or of a why line
+    changes no signature; bertgrader's own messages, as in English, are not covered: tests/test_class_grading.py
+    grades mistakes again and compares)."""
     a = Assignment.at(Path(root), assignment)
     h = hashlib.sha256()
     inputs = [a.folder / "inputs.py"] if (a.folder / "inputs.py").is_file() else []
@@ -131,9 +132,7 @@ def source_digest(root: Path, assignment: str, language: str = ENGLISH) -> str:
         h.update(path.name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
     if language != ENGLISH:
         tests = a.hidden_tests.read_text(encoding="utf-8") if a.hidden_tests.is_file() else ""
-        own = i18n.PACKAGE_CATALOGUE / language / "LC_MESSAGES" / "bertgrader.po"
         h.update(i18n.translate_module(tests, i18n.translations(root, assignment, language)).encode() + b"\0")
-        h.update(own.read_bytes() if own.is_file() else b"")
     return h.hexdigest()
 
 

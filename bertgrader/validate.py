@@ -14,6 +14,10 @@ import re
 
 from nbconvert.filters.ansi import strip_ansi
 
+from bertgrader import i18n
+from bertgrader.i18n import N_, tr
+
+NO_RESPONSE = N_("You did not provide a response.")  # nbgrader's words for a written answer left blank
 _FRAME = re.compile(r"^(?:Cell In\[\d+\], line \d+|File [^\n]*?:\d+), in (\w+)", re.M)
 
 
@@ -24,14 +28,16 @@ def reason(cell) -> str:
             ename, evalue = output.get("ename", "Error"), strip_ansi(str(output.get("evalue", ""))).strip()
             if ename == "NotImplementedError" and not evalue:
                 frames = _FRAME.findall(strip_ansi("\n".join(output.get("traceback", []))))
-                inside = f" in {frames[-1]}" if frames else ""
-                return (f"NotImplementedError: not answered yet (`raise NotImplementedError()` is still{inside}: "
-                        "replace it with your answer)")
+                if frames:
+                    return tr("NotImplementedError: not answered yet (`raise NotImplementedError()` is still in "
+                              "{function}: replace it with your answer)", function=frames[-1])
+                return tr("NotImplementedError: not answered yet (`raise NotImplementedError()` is still: replace it "
+                          "with your answer)")
             return f"{ename}: {evalue}" if evalue else ename
     for output in cell.get("outputs", []):
         if output.get("output_type") == "stream" and output.get("name") == "stderr":
             text = strip_ansi(output.get("text", "")).strip()
-            return "it wrote to stderr, which fails a test cell: " + (text.splitlines()[0] if text else "")
+            return tr("it wrote to stderr, which fails a test cell: ") + (text.splitlines()[0] if text else "")
     return ""
 
 
@@ -45,8 +51,8 @@ def part_of(nb, cell) -> str:
             found = re.search(r"^#+\s+(.+)$", c.source, re.M)
             heading = found.group(1).strip() if found else heading
     gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
-    gid = f"{'test' if cell.cell_type == 'code' else 'answer'} {gid}" if gid else ""
-    return f"{heading}, {gid}" if heading and gid else heading or gid or "a cell"
+    gid = (tr("test {id}", id=gid) if cell.cell_type == "code" else tr("answer {id}", id=gid)) if gid else ""
+    return f"{heading}, {gid}" if heading and gid else heading or gid or tr("a cell")
 
 
 @functools.cache
@@ -59,12 +65,18 @@ def install() -> None:
 
     def _get_failed_cells(self, nb):
         failed = original_failed(self, nb)
-        self._parts = {id(c): part_of(nb, c) for c in failed}
+        self._language = i18n.language_of(nb)  # the notebook's: its messages in the student's language
+        with i18n.speaking(self._language):
+            self._parts = {id(c): part_of(nb, c) for c in failed}
         return failed
 
     def _extract_error(self, cell) -> str:
+        with i18n.speaking(getattr(self, "_language", i18n.ENGLISH)):
+            return _extract_error_in(self, cell)
+
+    def _extract_error_in(self, cell) -> str:
         error = original_extract(self, cell)
-        why = reason(cell) or strip_ansi(error).strip().split("\n", 1)[0]  # "You did not provide a response."
+        why = reason(cell) or tr(strip_ansi(error).strip().split("\n", 1)[0])  # nbgrader's NO_RESPONSE, translated
         where = getattr(self, "_parts", {}).get(id(cell))
         head = f"{where}: {why}" if where and why else why or where
         text = f"{head}\n\n{strip_ansi(error)}" if head else strip_ansi(error)
@@ -89,8 +101,12 @@ def install() -> None:
             return
         failed = results["failed"]
         n = len(failed)
-        self.stream.write(f"VALIDATION FAILED ON {n} CELL(S)! If you submit your notebook as it is, you will not "
-                          f"get full credit. {'The cell' if n == 1 else 'Each cell'} that failed, and why:\n\n")
+        with i18n.speaking(getattr(self, "_language", i18n.ENGLISH)):
+            self.stream.write(tr("VALIDATION FAILED ON {n} CELL(S)! If you submit your notebook as it is, you will "
+                                 "not get full credit. The cell that failed, and why:", n=n) if n == 1 else
+                              tr("VALIDATION FAILED ON {n} CELL(S)! If you submit your notebook as it is, you will "
+                                 "not get full credit. Each cell that failed, and why:", n=n))
+            self.stream.write("\n\n")
         split = getattr(self, "_split", {})
         heads, details = zip(*(split.get(cell["raw_error"], (cell["raw_error"], "")) for cell in failed))
         for i, head in enumerate(heads, 1):
