@@ -76,8 +76,11 @@ def test_pip_install_in_a_fresh_venv_then_pretrain(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python, bindir = venv / "bin" / "python", venv / "bin"
-    # pip's own settings (its index and wheel folders) as configured on this machine; offline where they are local
-    install = subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(ROOT)],
+    # pip's own settings (its index and wheel folders) as configured on this machine; offline where they are local.
+    # --no-compile: no bytecode for the thousands of files (torch's) the runs below never import; those they do
+    # import are compiled as they are (pip's compile step was two thirds of the install's CPU time)
+    install = subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
+                              str(ROOT)],
                              cwd=tmp_path, capture_output=True, text=True, timeout=900, env=_env())
     assert install.returncode == 0, install.stderr[-3000:]
     # nothing of the book's or the train extra's came along: the run below needs only bertlib's dependencies
