@@ -321,8 +321,8 @@ def test_page(edition, page, mode, book_html, browser, shots, report):
         if mode == "1280-light":
             _check_content(page, tab, book_html, edition)
             _check_quiz_and_dropdowns(tab, edition)
-            if page in CHAPTERS and edition == "en":  # their captions are Python's English
-                _check_demos(page, tab)
+            if page in CHAPTERS:  # each edition's captions are Python's, in its language (state_at(..., edition))
+                _check_demos(page, tab, edition)
             _weigh(shown, first_load, report)
         if mode in AXE_MODES:
             violations = _axe(tab)
@@ -648,16 +648,16 @@ def _set(control, kind: str, i: int):
         control.locator(f'button[data-demo-index="{i}"]').click()
 
 
-def _python_picture(demo, indices) -> tuple:
+def _python_picture(demo, indices, edition="en") -> tuple:
     """What the state's figure and table are, from Python (to know when the picture must change)."""
     from course.static_demo import _as_html, _figure_json
 
-    out = demo.state_at(indices)
+    out = demo.state_at(indices, edition)
     figure = _figure_json(out["figure"]) if out.get("figure") is not None else None
     return figure, _as_html(out.get("html"))
 
 
-def _check_demos(page, tab):
+def _check_demos(page, tab, edition="en"):
     demos = chapter_demos(page)
     assert demos, (f"{page} has no static demo: the course.demos module it imports must define static_demos() "
                    "returning the chapter's StaticDemo objects, shown in its '## Demo' section")
@@ -669,8 +669,8 @@ def _check_demos(page, tab):
         root.scroll_into_view_if_needed()
         caption = root.locator("[data-demo-caption]")
         indices = json.loads(root.get_attribute("data-demo-indices"))
-        assert caption.inner_text() == demo.state_at(indices)["caption"], f"{demo_id}: the first caption"
-        before, python_before = _fingerprint(root), _python_picture(demo, indices)
+        assert caption.inner_text() == demo.state_at(indices, edition)["caption"], f"{demo_id}: the first caption"
+        before, python_before = _fingerprint(root), _python_picture(demo, indices, edition)
         for c, control in enumerate(demo.controls):
             element = root.locator(f'[data-demo-control="{control.name}"]')
             kind = element.get_attribute("data-demo-kind")
@@ -681,13 +681,13 @@ def _check_demos(page, tab):
                 _set(element, kind, i)
                 indices = json.loads(root.get_attribute("data-demo-indices"))
                 assert indices[c] == i, f"{demo_id}.{control.name}: set to value {i}, the page says {indices}"
-                want = demo.state_at(indices)["caption"]
+                want = demo.state_at(indices, edition)["caption"]
                 assert caption.inner_text() == want, f"{demo_id} at {demo.values_at(indices)}"
                 if kind == "slider":
                     said = element.locator("input").get_attribute("aria-valuetext")
-                    assert said == control.value_text(i), f"{demo_id}.{control.name}: aria-valuetext {said!r}"
+                    assert said == control.value_text(i, edition), f"{demo_id}.{control.name}: aria-valuetext {said!r}"
                 captions.add(want)
-                after, python_after = _fingerprint(root), _python_picture(demo, indices)
+                after, python_after = _fingerprint(root), _python_picture(demo, indices, edition)
                 if python_after != python_before:
                     assert after != before, f"{demo_id} at {demo.values_at(indices)}: the picture did not change"
                     changed = True
