@@ -92,7 +92,8 @@ release: book
 
 # Each edition of the book make book built, printed to one PDF by headless Chromium (course/pdf.py): it stops,
 # naming make book, where a page is not built or is older than its source. make check prints them before the tests
-# (tests/test_pdf.py reads them): about 2.5 min for both on 2 cores, more than the tests may take themselves.
+# (tests/test_pdf.py reads them, 30 s of CPU): printing both took 4.5-5.5 min here (2 cores, load 11-17), too long
+# to do inside the tests.
 pdf: $(STAMP)
 	$(PY) -m course.pdf
 

@@ -42,8 +42,8 @@ EDITIONS = {"en": "", "zh_CN": "zh_CN"}  # edition: its folder under _build/html
 LANG = {"en": "en", "zh_CN": "zh-CN"}
 CONTENTS = {"en": "Contents", "zh_CN": "目录"}
 
-# A4 with 15 mm sides. Chromium lays the page out at the printed column's width divided by SCALE: 0.8 gives a
-# 845-px column, the desktop page's, so each figure is its wide version and a line holds what it holds on screen.
+# A4 with 15 mm sides. Chromium lays the page out at the printed column's width divided by SCALE: 0.8 gives an
+# 850-px column, about the desktop page's, so each figure is its wide version and a line holds what it holds on screen.
 PAPER = "A4"
 MARGIN = "14mm 15mm 16mm 15mm"  # top, right, bottom, left; the footer sits in the bottom margin
 SCALE = 0.8
@@ -68,7 +68,6 @@ class Heading:
 @dataclass
 class Printed:
     """One page of the book, printed: its PDF, its headings (Chromium's outline) and its section anchors."""
-    name: str
     title: str
     pdf: bytes
     pages: int
@@ -120,8 +119,9 @@ _READY = ("document.documentElement.dataset.courseLayout === 'done' && "
           "!!document.documentElement.dataset.courseMath")
 
 # Run in the page once it is drawn: the print stylesheet applied (the page's own, or the source's for a book
-# built before it), the dropdowns and answers opened, the layout redone for paper, then every box still wider
-# than the column scaled down to fit it. Returns the section anchors and what was scaled.
+# built before it), the dropdowns and answers opened, the layout redone for paper, a grid too wide for the column
+# set in slices, every other box still wider scaled down to fit it, short listings and tables kept on one sheet.
+# Returns what it did, what still sticks out, and which section each anchor of the page is in.
 _FOR_PAPER = """async ([css, minZoom, sheetPx]) => {
     if (!document.querySelector('link[href*="print.css"]')) {
         const s = document.createElement('style'); s.textContent = css.replace(/@media print/g, '@media all');
@@ -178,18 +178,18 @@ _FOR_PAPER = """async ([css, minZoom, sheetPx]) => {
         }
     }
     await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    // what still sticks out: each outermost element past the column's right edge, counted once
+    const edge = article.getBoundingClientRect().right + 2;
+    const past = e => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().right > edge;
     for (const e of article.querySelectorAll('*')) {
-        const r = e.getBoundingClientRect();
-        if (r.width > 0 && r.right > article.getBoundingClientRect().right + 2 && !e.closest('mjx-assistive-mml')) {
-            overflowing += 1;
-        }
+        if (past(e) && !e.closest('mjx-assistive-mml') && !(e.parentElement && past(e.parentElement))) overflowing += 1;
     }
     // a short listing or table (under a third of a sheet) stays whole, with its frame
     for (const e of article.querySelectorAll('div.cell_input, div.highlight, table, .pst-scrollable-table-container')) {
         if (e.getBoundingClientRect().height < sheetPx / 3) e.style.setProperty('break-inside', 'avoid', 'important');
     }
     const anchors = {};
-    for (const s of article.querySelectorAll('section[id], [id]')) {
+    for (const s of article.querySelectorAll('[id]')) {
         const sec = s.closest('section');
         const h = sec && sec.querySelector(':scope > h1, :scope > h2, :scope > h3');
         if (h) anchors[s.id] = h.textContent.replace(/#$/, '').trim();
@@ -285,7 +285,7 @@ def print_page(browser, path: Path, running_title: str, first_number: int, font_
             h.title = text
     else:
         print(f"  note: {path.name}: Chromium's outline has {len(flat)} headings, the page shows {len(shown)}")
-    return Printed(path.name, " ".join(title.split()), pdf, len(reader.pages), headings, got["anchors"],
+    return Printed(" ".join(title.split()), pdf, len(reader.pages), headings, got["anchors"],
                    got["split"], got["squeezed"], got["overflowing"])
 
 
