@@ -469,7 +469,9 @@ def _tidy(fig) -> bool:
             continue
         labels = [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text().strip()]
         boxes = [t.get_window_extent(renderer) for t in labels]
-        if any(a.x1 > b.x0 + 1 for a, b in zip(boxes, boxes[1:])) and not any(t.get_rotation() for t in labels):
+        # (Chinese names, with no spaces to tell them apart, need a gap: 4 px; Latin ones must not overlap)
+        gap = 4 if any(_letters(t.get_text()) > len(t.get_text()) for t in labels) else -1
+        if any(a.x1 > b.x0 - gap for a, b in zip(boxes, boxes[1:])) and not any(t.get_rotation() for t in labels):
             # category names that run into each other: turned, read from their end, a name on one line
             before = ax.xaxis.get_tightbbox(renderer).height
             names = [" ".join(t.get_text().split("\n")) for t in ax.get_xticklabels()]

@@ -533,3 +533,18 @@ def test_a_figure_whose_chinese_words_changed_is_drawn_again(catalogue):
     setattr(po.find("step"), "msgstr", "步数")
     assert not changed(lambda po: None)
     assert changed(lambda po: po.append(polib.POEntry(msgid="a label nobody translated", msgstr="一个标签")))
+
+
+def test_chinese_category_names_that_touch_on_a_phone_are_turned():
+    """Chapter 12's phone figure showed '100% [MASK] 微调' and '不预训练 微调' touching: Chinese names, without spaces
+    between them, are turned unless a gap is left."""
+    fig, ax = plt.subplots(figsize=(3.4, 2.6))  # the names 2.6 to 3.6 px apart: not overlapping, but touching
+    names = ["80/10/10\n微调", "100% [MASK]\n微调", "80/10/10\n基于特征", "100% [MASK]\n基于特征", "不预训练\n微调"]
+    ax.bar(range(5), [0.2, 0.1, 0.1, 0.1, 0.2])
+    ax.set_xticks(range(5), names, fontsize=7)
+    with plt.rc_context(plots.CJK_RC):
+        for t in ax.get_xticklabels():
+            t.set_fontfamily(plots.CJK_FONTS)
+        assert plots._tidy(fig)
+        assert all(t.get_rotation() == 40 for t in ax.get_xticklabels() if t.get_text())
+    plt.close(fig)
