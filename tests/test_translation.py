@@ -353,7 +353,8 @@ def _value(element) -> str | tuple:
     text = " ".join(element.get_text(" ").split())
     if not text and element.find("img"):
         return "img:" + element.find("img")["src"].rsplit("/", 1)[-1]
-    return text if not re.search(r"[^\W\d_]{2,}", text) or element.select_one(".math, mjx-container") \
+    words = re.search(r"[^\W\d_]{2,}|[\u4e00-\u9fff]", text)  # a Chinese word may be one character (和)
+    return text if not words or element.select_one(".math, mjx-container") \
         else tuple(sorted(NUMBER.findall(text)))  # a translation may put them in another order
 
 
