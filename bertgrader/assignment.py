@@ -283,11 +283,15 @@ class Assignment:
             path.write_text(self.render(language), encoding="utf-8")
         return self.notebook
 
+    def stale_notebooks(self) -> list[Path]:
+        """The committed notebooks (the English, each translation) missing or not what the source builds now."""
+        return [self.translated_notebook(lang) for lang in (ENGLISH, *LANGUAGES)
+                if not self.translated_notebook(lang).is_file()
+                or self.translated_notebook(lang).read_text(encoding="utf-8") != self.render(lang)]
+
     def is_stale(self) -> bool:
         """A committed notebook (the English or a translation) is missing or differs from what the source builds."""
-        return any(not self.translated_notebook(lang).is_file()
-                   or self.translated_notebook(lang).read_text(encoding="utf-8") != self.render(lang)
-                   for lang in (ENGLISH, *LANGUAGES))
+        return bool(self.stale_notebooks())
 
     # --- what the notebook says
     def read_notebook(self) -> nbformat.NotebookNode:
@@ -506,9 +510,9 @@ def main(argv=None) -> int:
     chosen = [Assignment.at(args.root, n) for n in args.names or known]
     try:
         if args.check:
-            stale = [a for a in chosen if a.is_stale()]
-            for a in stale:
-                print(f"{_shown(a.notebook)} is stale: run `make notebooks`", file=sys.stderr)
+            stale = [path for a in chosen for path in a.stale_notebooks()]
+            for path in stale:
+                print(f"{_shown(path)} is stale: run `make notebooks`", file=sys.stderr)
             return 1 if stale else 0
         if args.lint:
             messages = [msg for a in chosen for msg in a.lint()]

@@ -59,6 +59,14 @@ def test_the_chinese_notebook_is_the_same_notebook_with_other_words(a):
 
 
 @pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_the_chinese_notebook_is_current(a):
+    """solutions/<a>/zh_CN/<a>.ipynb is what the source and its catalogue build now (make notebooks)."""
+    assignment = Assignment.at(ROOT, a)
+    assert assignment.translated_notebook(ZH).read_text(encoding="utf-8") == assignment.render(ZH), (
+        f"solutions/{a}/zh_CN/{a}.ipynb is stale: run `make notebooks`")
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
 def test_the_chinese_hidden_tests_are_the_same_tests(a):
     """The module the grader runs for a Chinese notebook: the same functions, the same code, other words."""
     assignment = Assignment.at(ROOT, a)
