@@ -3,6 +3,7 @@ where it takes torch from (never the GBs of CUDA without being asked), and a who
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -62,8 +63,10 @@ def test_what_pips_index_offers_here_is_read_from_a_dry_run():
 def test_install_py_sets_up_a_fresh_environment(tmp_path):
     venv = tmp_path / ".venv"
     work = tmp_path / "work"
+    # PIP_NO_COMPILE=0 (pip reads it as compile: no): pip writes no bytecode for the thousands of files of torch and
+    # the book's packages, which nothing here imports (a laptop's install compiles them; Python compiles on import)
     proc = subprocess.run([sys.executable, str(ROOT / "install.py"), "--venv", str(venv), "--workspace", str(work)],
-                          capture_output=True, text=True, timeout=1800)
+                          capture_output=True, text=True, timeout=1800, env={**os.environ, "PIP_NO_COMPILE": "0"})
     if proc.returncode == 2 and "does not answer" in proc.stderr:
         pytest.skip("no CPU torch to be had on this machine: " + proc.stderr.strip()[-300:])
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
