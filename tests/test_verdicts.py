@@ -2,6 +2,7 @@
 catalogues of chapters 7-12's computed sentences and demos (locale/zh_CN/LC_MESSAGES/outputs/verdicts.po,
 demos_07_12.po): complete, their fields kept, no dead entry, every worded string of the chapters and demos in them."""
 import ast
+import json
 import re
 import string
 from pathlib import Path
@@ -169,3 +170,107 @@ def test_the_checks_see_a_dead_entry_and_a_missing_translation():
             if isinstance(n, ast.Constant) and isinstance(n.value, str)}
     assert "clipping is a guard that never acts" not in used and "clipping is a guard that seldom acts" in used
     assert _fields("{n:,} of {T} positions") != _fields("{n} 个位置，共 {T} 个")
+
+
+# --- the built Chinese pages (make book): no English sentence from a glue or a demo ------------------------------
+def _built() -> Path:
+    import os
+
+    given = os.environ.get("BOOK_BUILD_DIR")
+    root = Path(given) if given else ROOT / "_build"
+    html = root / "html" if (root / "html").is_dir() else root
+    if not (html / "zh_CN" / "index.html").is_file():
+        pytest.fail(f"no Chinese edition in {html / 'zh_CN'}: run `make book`")
+    return html
+
+
+def twin_keys(chapter: Path) -> set[str]:
+    """The glue keys a chapter glues in both languages (``glue_said``'s, and ``glue_key``'s)."""
+    keys = set()
+    source = chapter.read_text(encoding="utf-8")
+    for m in re.finditer(r"```\{code-cell\}[^\n]*\n(.*?)```", source, re.S):
+        tree = ast.parse("\n".join(line for line in m.group(1).splitlines() if not line.startswith(":tags:")))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _name(node) in ("glue_said", "glue_key") and \
+                    isinstance(node.args[0], ast.Constant):
+                keys.add(node.args[0].value)
+    return keys
+
+
+def english_chunks() -> list[str]:
+    """The English of the two catalogues a Chinese page must not show: each translated message's runs of three
+    words or more between its fields."""
+    chunks = set()
+    for path in CATALOGUES:
+        for e in polib.pofile(str(path)):
+            if e.msgstr and e.msgstr != e.msgid:
+                chunks.update(part.strip() for part in re.split(r"\{[^{}]*\}", e.msgid)
+                              if len(re.findall(r"[A-Za-z]{2,}", part)) >= 3)
+    return sorted(chunks)
+
+
+def shown_by_glues_and_demos(page_html: str) -> tuple[str, list[str]]:
+    """The text a page shows from its glued values and its demos (each state's caption, controls, figure titles,
+    legends and table, from the demo's payload), and each demo's captions."""
+    import html as html_lib
+
+    from bs4 import BeautifulSoup
+
+    from course.sphinx_ext import GLUE_KEY
+
+    main = BeautifulSoup(page_html, "html.parser").select_one("main")
+    parts = [el.get_text(" ") for el in main.select(f'[class*="{GLUE_KEY}"]')]
+    captions = []
+
+    def strings(x):
+        if isinstance(x, str):
+            yield x
+        elif isinstance(x, dict):
+            yield from (s for v in x.values() for s in strings(v))
+        elif isinstance(x, list):
+            yield from (s for v in x for s in strings(v))
+
+    for demo in main.select("[data-demo]"):
+        payload = json.loads(demo.select_one("script[data-demo-payload]").string)
+        captions += [s["caption"] for s in payload["states"]]
+        parts += captions + list(strings(payload["controls"]))
+        for entry in payload["pool"]:
+            try:
+                parts += list(strings(json.loads(entry)))
+            except ValueError:
+                parts.append(BeautifulSoup(entry, "html.parser").get_text(" "))
+        parts.append(demo.get_text(" "))
+    return " ".join(" ".join(html_lib.unescape(p).split()) for p in parts), captions
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_the_chinese_page_shows_no_english_sentence_from_a_glue_or_a_demo(chapter):
+    from course.sphinx_ext import GLUE_KEY
+
+    built = _built()
+    page = f"chapters/{chapter.stem}.html"
+    english, chinese = ((built / page).read_text(encoding="utf-8"),
+                        (built / "zh_CN" / page).read_text(encoding="utf-8"))
+    for key in sorted(twin_keys(chapter)):
+        if f'{GLUE_KEY}{key}"' not in english and f'{GLUE_KEY}{key} ' not in english:
+            continue  # glued for the other pages (e.g. a verdict the prose no longer prints)
+        assert re.search(rf'{GLUE_KEY}{key}__zh_CN[" ]', chinese), f"{page}: the Chinese page lacks {key}__zh_CN"
+        assert not re.search(rf'{GLUE_KEY}{key}[" ]', chinese), f"{page}: the Chinese page shows the English {key}"
+    text, captions = shown_by_glues_and_demos(chinese)
+    shown = [c for c in english_chunks() if c in text]
+    assert not shown, f"{page}: English from a glue or a demo on the Chinese page: {shown}"
+    assert all(re.search(r"[\u4e00-\u9fff]", c) for c in captions), f"{page}: a demo caption without Chinese"
+    if chapter.stem != "10_finetuning":  # chapter 10 glues numbers only
+        assert re.search(r"[\u4e00-\u9fff]", text)
+
+
+def test_the_page_check_sees_english_left_on_a_chinese_page():
+    """The check above on a planted page: a Chinese glued sentence replaced by its English is named."""
+    english = "the causal one does no better than guessing"
+    assert english in english_chunks()
+    page = (f'<main><p>因果模型为 5%：<span class="pasted-text course-glue-exp_e1_chance_said__zh_CN">{english}</span>'
+            '</p></main>')
+    text, _ = shown_by_glues_and_demos(page)
+    assert [c for c in english_chunks() if c in text] == [english]
+    assert twin_keys(ROOT / "chapters" / "12_experiments.md") >= {"exp_e1_chance_said", "exp_few_interval"}
