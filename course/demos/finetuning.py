@@ -312,14 +312,14 @@ def static_demos(tokenizer=None, models: dict | None = None) -> list:
         hidden = models["question answering"].bert(**qa["encoding"]).last_hidden_state[0]  # (T, H)
     grid = PAPER_GRID
     return [
-        StaticDemo("finetuning-heads", [Buttons("head", "head", options=list(HEADS), words=True)],
+        StaticDemo("finetuning-heads", [Buttons("head", "task head", options=list(HEADS), words=True)],
                    lambda head, language=ENGLISH: head_state(results[head], language),
                    title="What each head reads and outputs"),
         StaticDemo("finetuning-span", [Slider("seed", "random QA head", values=list(SPAN_SEEDS))],
                    lambda seed, language=ENGLISH: span_state(hidden, qa, seed, language=language),
                    title="Decoding a span (brighter: a higher start + end score)"),
         StaticDemo("finetuning-schedule",
-                   [Buttons("batch_size", "batch", options=list(grid["batch_size"]), default=32),
+                   [Buttons("batch_size", "batch size", options=list(grid["batch_size"]), default=32),
                     Buttons("learning_rate", "learning rate", options=list(grid["learning_rate"]),
                             labels=[f"{v:g}" for v in grid["learning_rate"]], default=2e-5),
                     Buttons("epochs", "epochs", options=list(grid["epochs"]), default=3)],
