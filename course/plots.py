@@ -930,7 +930,7 @@ class Edition:
                         names = {k: words(str(v)) for k, v in form.func.args[0].items()}
                         form.func = functools.partial(form.func.func, names, *form.func.args[1:])
         for ax in new.get_axes():  # the series' names, from which a legend drawn again (for a phone) takes its words
-            for artist in ax.get_children():
+            for artist in [*ax.get_children(), *ax.containers]:  # (a bar chart's series: its container)
                 label = artist.get_label()
                 if isinstance(label, str) and label and not label.startswith("_") and not isinstance(artist, Text):
                     artist.set_label(words(label))

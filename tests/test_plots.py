@@ -423,6 +423,13 @@ def test_every_word_of_the_figure_is_drawn_in_chinese_with_the_same_numbers(cata
     other = plots.Edition("zh_CN").figure(worded())
     narrow = plots.narrow_figure(other)  # its legend drawn again, from the series' names
     assert [t.get_text() for t in narrow.axes[0].get_legend().get_texts()] == ["训练集", "留出集"]
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.barh([0, 1], [1, 2], label="embeddings")  # a bar chart's series name is its container's
+    ax.barh([0, 1], [1, 1], left=[1, 2], label="encoder")
+    ax.legend(ncols=2)  # two entries a row: a phone's figure draws it again, one a line
+    moved = plots.narrow_figure(plots.Edition("zh_CN").figure(fig))
+    assert [t.get_text() for t in moved.axes[0].get_legend().get_texts()] == ["嵌入", "编码器"]
+    plt.close(fig)
 
 
 def test_a_string_with_no_translation_is_listed_in_the_figure(catalogue):
