@@ -204,7 +204,12 @@ _CJK = """async (family) => {
     const cjk = /[\\u2e80-\\u30ff\\u3400-\\u4dbf\\u4e00-\\u9fff\\uf900-\\ufaff\\ufe30-\\ufe4f\\uff00-\\uffef]/;
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
     const owners = new Set();
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) if (cjk.test(n.textContent)) owners.add(n.parentElement);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        if (!cjk.test(n.textContent)) continue;
+        owners.add(n.parentElement);
+        const select = n.parentElement.closest('select');  // a picker draws its chosen option in its own font
+        if (select) owners.add(select);
+    }
     for (const e of owners) e.style.fontFamily = '"' + family + '", ' + getComputedStyle(e).fontFamily;
     await Promise.all([400, 700].map(w => document.fonts.load(w + ' 16px "' + family + '"', '中')));
     await document.fonts.ready;
@@ -272,6 +277,7 @@ def print_page(browser, path: Path, running_title: str, first_number: int, font_
         title = page.evaluate("() => (document.querySelector('.bd-article h1') || {textContent: document.title})"
                               ".textContent.replace(/#$/, '').trim()")
         shown = page.evaluate(_HEADINGS)
+        page.evaluate(_CJK, CJK_FAMILY)  # again: a chart redrawn for paper has new text elements
         pdf = page.pdf(prefer_css_page_size=True, print_background=True, scale=SCALE, outline=True, tagged=True)
     finally:
         context.close()
