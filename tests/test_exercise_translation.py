@@ -252,3 +252,21 @@ def test_a_string_that_code_compares_is_translated_as_itself(a):
     compared = _compared_strings(code) | _compared_strings(assignment.hidden_tests.read_text(encoding="utf-8"))
     changed = sorted(s for s in compared if table.get(s, s) != s and (a, s) not in TRANSLATED_ALIKE)
     assert not changed, f"{a}: compared by code, so translate these as themselves: {changed}"
+
+
+def test_the_course_servers_copy_holds_each_languages_release_and_catalogue(tmp_path, monkeypatch):
+    """The course server grades from the instructor's private copy (bertgrader/hub/course.py): a Chinese notebook
+    handed in there needs the Chinese release and the catalogue its hidden tests' messages are read from."""
+    import os
+    import pwd
+
+    from bertgrader.hub import course
+
+    home = pwd.struct_passwd(("teacher", "x", os.getuid(), os.getgid(), "", str(tmp_path), "/bin/sh"))
+    monkeypatch.setattr(course.pwd, "getpwnam", lambda name: home)
+    root = course.make_course(ROOT, "teacher", ["08_masking"])
+    for rel in ("solutions/08_masking/hidden_tests.py", "exercises/08_masking/08_masking.ipynb",
+                "exercises/zh_CN/08_masking/08_masking.ipynb", "exercises/zh_CN/08_masking/inputs.py",
+                "locale/zh_CN/LC_MESSAGES/exercises/08_masking.po"):
+        assert (root / rel).is_file(), rel
+    assert not (root / "solutions" / "09_nsp").exists() and not (root / "exercises" / "zh_CN" / "09_nsp").exists()

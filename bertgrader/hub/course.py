@@ -9,7 +9,10 @@ from pathlib import Path
 COURSE_ID = "bert-course"  # nbgrader_config.py's CourseDirectory.course_id
 # What the instructor's copy of the course holds: the configuration, the sources (solutions, hidden tests) and the
 # released notebooks. Grading runs from this copy, as its owner; nobody else can open it.
-COURSE_FILES = ["nbgrader_config.py", "solutions", "exercises"]
+COURSE_FILES = ["nbgrader_config.py", "solutions", "exercises", "locale"]
+# The translations: each language's released notebooks (exercises/<lang>/<a>/) and the catalogue its hidden tests'
+# messages are read from when a notebook in that language is graded (locale/<lang>/LC_MESSAGES/exercises/<a>.po).
+TRANSLATED = ("exercises/{lang}/{a}", "locale/{lang}/LC_MESSAGES/exercises/{a}.po")
 # What students must not read in the checkout whose environment they use: the solutions and hidden tests, the
 # history that holds them, and student data an instructor may have graded there before.
 PRIVATE_IN_CHECKOUT = ["solutions", ".git", "gradebook.db", "submitted", "autograded", "feedback", "grades.csv"]
@@ -28,11 +31,17 @@ def make_course(repo: Path, instructor: str, assignments: list[str] | None = Non
     root = Path(entry.pw_dir) / COURSE_ID
     root.mkdir(mode=0o700)
     shutil.copy2(repo / "nbgrader_config.py", root / "nbgrader_config.py")
-    for folder in ("solutions", "exercises"):
-        names = assignments or sorted(p.name for p in (repo / folder).iterdir() if p.is_dir())
-        for a in names:
-            shutil.copytree(repo / folder / a, root / folder / a,
-                            ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    names = assignments or sorted(p.name for p in (repo / "solutions").iterdir() if (p / f"{p.name}.py").is_file())
+    languages = sorted(p.name for p in (repo / "locale").iterdir() if p.is_dir()) if (repo / "locale").is_dir() else []
+    paths = [f"{folder}/{a}" for folder in ("solutions", "exercises") for a in names]
+    paths += [pattern.format(lang=lang, a=a) for lang in languages for a in names for pattern in TRANSLATED]
+    for rel in paths:
+        source, target = repo / rel, root / rel
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+        elif source.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
     _chown_tree(root, entry.pw_uid, entry.pw_gid)
     return root
 
