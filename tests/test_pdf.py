@@ -215,7 +215,9 @@ def test_readme_gives_pages_and_size(edition):
     said = f"`{path.name}`: {len(reader.pages)} pages, {path.stat().st_size / 1e6:.1f} MB"
     assert edition in found, f"README.md gives no size for {path.name}; it should say {said}"
     m = found[edition]
-    assert int(m["pages"].replace(",", "")) == len(reader.pages), f"README.md: {m.group(0)!r}, the PDF: {said}"
+    # the pages to 1% (at least 2): another machine's build may print a number a digit longer, and a line moves
+    pages = int(m["pages"].replace(",", ""))
+    assert abs(pages - len(reader.pages)) <= max(2, 0.01 * len(reader.pages)), f"README.md: {m.group(0)!r}, the PDF: {said}"
     # the size to 5% (a PDF of the same pages differs by its dates and a build's wall-clock numbers)
     assert abs(float(m["mb"]) * 1e6 - path.stat().st_size) <= 0.05 * path.stat().st_size, \
         f"README.md: {m.group(0)!r}, the PDF: {said}"
