@@ -34,3 +34,20 @@ def test_tr_reads_the_code_catalogues_and_records_what_is_missing(tmp_path, monk
         assert "Selected" not in editions.untranslated("zh_CN")
     finally:
         editions.translations.cache_clear()
+
+
+def test_no_two_code_catalogues_translate_one_string_differently():
+    """editions.tr merges every catalogue of outputs/: a string two of them translate differently would take
+    whichever loads last, in every chapter (demos_07_12.po's 'head' once turned chapter 2's attention heads into
+    任务头). One English string, one Chinese."""
+    seen: dict[str, tuple[str, str]] = {}
+    clashes = []
+    for po in sorted(editions.OUTPUTS.glob("*.po")):
+        for entry in polib.pofile(str(po)):
+            if not entry.msgstr or entry.fuzzy or entry.obsolete:
+                continue
+            first = seen.setdefault(entry.msgid, (po.name, entry.msgstr))
+            if first[1] != entry.msgstr:
+                clashes.append(f"{entry.msgid!r}: {first[0]} says {first[1]!r}, {po.name} says {entry.msgstr!r}")
+    assert len(seen) > 100, f"only {len(seen)} translated strings in {editions.OUTPUTS}"
+    assert not clashes, "\n".join(clashes)
