@@ -134,16 +134,6 @@ def instructor(hub, command: str) -> str:
         return as_user(hub, TEACHER, f"cd {hub['settings']['course_root']} && {command}").stderr
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
-
-
 def log_in(browser, hub, name: str):
     """A page of ``name``'s JupyterLab, logged in through the hub's form, the Assignments pane open."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
