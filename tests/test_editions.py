@@ -51,3 +51,25 @@ def test_no_two_code_catalogues_translate_one_string_differently():
                 clashes.append(f"{entry.msgid!r}: {first[0]} says {first[1]!r}, {po.name} says {entry.msgstr!r}")
     assert len(seen) > 100, f"only {len(seen)} translated strings in {editions.OUTPUTS}"
     assert not clashes, "\n".join(clashes)
+
+
+def test_the_pages_scroll_hint_and_its_label_speak_the_pages_language(tmp_path, browser):
+    """course/_static/page.js words the hint under a box that scrolls sideways, and the box's label, in the page's
+    edition (a Chinese page said 'scroll sideways for the rest')."""
+    from pathlib import Path
+
+    script = (Path(editions.ROOT) / "course" / "_static" / "page.js").as_uri()
+    said = {}
+    for lang in ("zh-CN", "en"):
+        page = tmp_path / f"{lang}.html"
+        page.write_text(f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8"></head><body>'
+                        f'<article class="bd-article"><div class="highlight" style="overflow-x:auto"><pre>{"x" * 400}'
+                        f'</pre></div></article><script src="{script}"></script></body></html>', encoding="utf-8")
+        tab = browser.new_page(viewport={"width": 390, "height": 600})
+        tab.goto(page.as_uri())
+        tab.wait_for_selector(".course-scroll-hint", state="attached")
+        said[lang] = tab.evaluate("[document.querySelector('.course-scroll-hint').textContent, "
+                                  "document.querySelector('.course-scrolls').getAttribute('aria-label')]")
+        tab.close()
+    assert said["zh-CN"] == ["\u21c6 左右滑动查看其余部分", "代码 1，可左右滚动"], said
+    assert said["en"] == ["\u21c6 scroll sideways for the rest", "code 1, scrolls sideways"], said

@@ -131,12 +131,18 @@
   }
 
   // --- boxes that scroll sideways ---------------------------------------------------------------------------
+  // the page's edition's words (the Chinese pages say lang="zh-CN"; issue 31)
+  var WORDS = (document.documentElement.lang || "").indexOf("zh") === 0
+    ? {code: "代码", formula: "公式", table: "表格", figure: "图", output: "输出", scrolls: "，可左右滚动",
+       hint: "\u21c6 左右滑动查看其余部分"}
+    : {code: "code", formula: "formula", table: "table", figure: "figure", output: "output", scrolls: ", scrolls sideways",
+       hint: "\u21c6 scroll sideways for the rest"};
   function describe(e) {
-    if (e.matches("pre, div.highlight")) return "code";
-    if (e.matches("mjx-container, div.math, .math-wrapper")) return "formula";
-    if (e.querySelector("table") || e.matches("table")) return "table";
-    if (e.querySelector("img")) return "figure";
-    return "output";
+    if (e.matches("pre, div.highlight")) return WORDS.code;
+    if (e.matches("mjx-container, div.math, .math-wrapper")) return WORDS.formula;
+    if (e.querySelector("table") || e.matches("table")) return WORDS.table;
+    if (e.querySelector("img")) return WORDS.figure;
+    return WORDS.output;
   }
 
   function markScrollBoxes() {
@@ -158,13 +164,13 @@
           // numbered by kind in page order: two regions never share a name (axe's landmark-unique)
           var kind = describe(e);
           named[kind] = (named[kind] || 0) + 1;
-          e.setAttribute("aria-label", kind + " " + named[kind] + ", scrolls sideways"); e.dataset.courseLabel = "1";
+          e.setAttribute("aria-label", kind + " " + named[kind] + WORDS.scrolls); e.dataset.courseLabel = "1";
         }
         if (!hint) {
           hint = document.createElement("div");
           hint.className = "course-scroll-hint";
           hint.setAttribute("aria-hidden", "true");
-          hint.textContent = "\u21c6 scroll sideways for the rest";
+          hint.textContent = WORDS.hint;
           e.insertAdjacentElement("afterend", hint);
         }
       } else if (e.classList.contains("course-scrolls")) {
