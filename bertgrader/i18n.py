@@ -84,9 +84,13 @@ def current() -> str:
     return _current.get()
 
 
+def own_catalogue(language: str) -> Path:
+    return PACKAGE_CATALOGUE / language / "LC_MESSAGES" / "bertgrader.po"
+
+
 @functools.cache
 def _own(language: str) -> dict[str, str]:
-    return _translated_entries(PACKAGE_CATALOGUE / language / "LC_MESSAGES" / "bertgrader.po")
+    return _translated_entries(own_catalogue(language))
 
 
 def gettext(text: str, language: str | None = None, **fields) -> str:
@@ -287,7 +291,7 @@ def code_spans(code: str, first_line: int = 1, skip_lines: frozenset = frozenset
     return sorted(spans, key=lambda s: s.start)
 
 
-def _escape(text: str, quote: str, braces: bool) -> str:
+def _escape(text: str, quote: str) -> str:
     out = []
     for ch in text:
         if ch == "\\":
@@ -311,7 +315,7 @@ def render_literal(span: _Span, translation: str) -> str:
     if span.message.kind != "f-string":
         if len(span.quote) == 3:  # a docstring stays one, however it is worded
             return span.quote + translation.replace("\\", "\\\\").replace(span.quote[0], "\\" + span.quote[0]) + span.quote
-        return span.quote + _escape(translation, span.quote, False) + span.quote
+        return span.quote + _escape(translation, span.quote) + span.quote
     known = sorted(set(span.raw_fields), key=len, reverse=True)
     quotes = [q for q in ('"', "'") if not any(q in f for f in known)]
     quote = span.quote if span.quote in quotes else (quotes[0] if quotes else '"""')
@@ -330,11 +334,11 @@ def render_literal(span: _Span, translation: str) -> str:
             literal += text[i]
             i += 1
             continue
-        out.append(_escape(literal, quote[0], True).replace("{", "{{").replace("}", "}}"))
+        out.append(_escape(literal, quote[0]).replace("{", "{{").replace("}", "}}"))
         literal = ""
         out.append(field)
         i += len(field)
-    out.append(_escape(literal, quote[0], True).replace("{", "{{").replace("}", "}}"))
+    out.append(_escape(literal, quote[0]).replace("{", "{{").replace("}", "}}"))
     return f"f{quote}{''.join(out)}{quote}"
 
 
@@ -462,9 +466,9 @@ def assignment_messages(root: Path, name: str) -> list[tuple[str, Message]]:
 # ------------------------------------------------------------------------------------------------- checking
 def problem(message: Message, translation: str) -> str | None:
     """What is wrong with a translation of ``message``, or None."""
-    if message.fields != fields(translation, message.kind):
-        lost = message.fields - fields(translation, message.kind)
-        added = fields(translation, message.kind) - message.fields
+    kept = fields(translation, message.kind)
+    if message.fields != kept:
+        lost, added = message.fields - kept, kept - message.fields
         return (f"keeps the English's fields and code exactly: {'missing ' + ', '.join(lost) if lost else ''}"
                 f"{'; ' if lost and added else ''}{'not in the English ' + ', '.join(added) if added else ''}")
     if message.kind in ("comment", "why") and "\n" in translation:
@@ -594,7 +598,7 @@ def own_messages() -> list[tuple[str, Message]]:
 def extract_own() -> None:
     found = own_messages()
     for language in LANGUAGES:
-        path = PACKAGE_CATALOGUE / language / "LC_MESSAGES" / "bertgrader.po"
+        path = own_catalogue(language)
         counts = update_catalogue(path, found, language, "bertgrader")
         print(f"{path}: {len(found)} messages " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
 
@@ -614,7 +618,7 @@ def progress(root: Path) -> dict[tuple[str, str], tuple[int, int]]:
 
 def check_own(language: str) -> list[str]:
     """Every translation of bertgrader's own catalogue that drops or adds a format field."""
-    path = PACKAGE_CATALOGUE / language / "LC_MESSAGES" / "bertgrader.po"
+    path = own_catalogue(language)
     return [f"{path}: {msgid[:60]!r}: the translation keeps the English's fields exactly" for msgid, found in
             _translated_entries(path).items() if fields(msgid, "string") != fields(found, "string")]
 
