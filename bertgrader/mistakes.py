@@ -136,11 +136,16 @@ def source_digest(root: Path, assignment: str, language: str = ENGLISH) -> str:
     return h.hexdigest()
 
 
-def _stored(root: Path, assignment: str, language: str = ENGLISH) -> dict:
-    """The stored signatures of one assignment in one language ({} if none): English at the top of its entry,
-    another language under its name."""
+def _read(root: Path) -> dict:
+    """Every stored signature ({} if none are)."""
     path = Path(root) / SIGNATURES
-    entry = json.loads(path.read_text(encoding="utf-8")).get(assignment) or {} if path.is_file() else {}
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _stored(stored: dict, assignment: str, language: str = ENGLISH) -> dict:
+    """The signatures of one assignment in one language in ``stored`` ({} if none): English at the top of its
+    entry, another language under its name."""
+    entry = stored.get(assignment) or {}
     return entry if language == ENGLISH else entry.get(language) or {}
 
 
@@ -150,7 +155,7 @@ def load(root: Path, assignment: str, language: str = ENGLISH) -> list[Mistake]:
     catalogue); [] if none are stored for it. A mistake whose signature is stale for the current files is not
     matched (``stale`` says which assignments are)."""
     root = Path(root)
-    stored = _stored(root, assignment, language)
+    stored = _stored(_read(root), assignment, language)
     if not stored or stored.get("digest") != source_digest(root, assignment, language):
         return []
     table = i18n.translations(root, assignment, language) if language != ENGLISH else {}
@@ -162,8 +167,9 @@ def load(root: Path, assignment: str, language: str = ENGLISH) -> list[Mistake]:
 def stale(root: Path, assignments: list[str] | None = None, language: str = ENGLISH) -> list[str]:
     """The assignments whose stored signatures (in ``language``) are missing or were computed from other files."""
     root = Path(root)
+    stored = _read(root)
     return [a for a in (assignments or course_assignments(root))
-            if _stored(root, a, language).get("digest") != source_digest(root, a, language)]
+            if _stored(stored, a, language).get("digest") != source_digest(root, a, language)]
 
 
 def signatures_from(root: Path, assignment: str, autograded: dict, language: str = ENGLISH) -> dict:
@@ -220,7 +226,7 @@ def write(root: Path, assignments: list[str], workers: int = 2,
     root = Path(root)
     path = root / SIGNATURES
     done, failed = compute(root, assignments, workers, languages)
-    stored = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    stored = _read(root)
     for (a, language), signatures in done.items():
         entry = stored.setdefault(a, {})
         if language == ENGLISH:
