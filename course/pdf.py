@@ -30,6 +30,7 @@ from urllib.parse import unquote, urlparse
 
 from course import pdf_font
 from course.build import toc_pages
+from course.editions import HTML_LANG as LANG  # each edition's lang attribute
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
@@ -39,7 +40,6 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 EDITIONS = {"en": "", "zh_CN": "zh_CN"}  # edition: its folder under _build/html
-LANG = {"en": "en", "zh_CN": "zh-CN"}
 CONTENTS = {"en": "Contents", "zh_CN": "目录"}
 
 # A4 with 15 mm sides. Chromium lays the page out at the printed column's width divided by SCALE: 0.8 gives an

@@ -45,7 +45,7 @@ import random
 import re
 from collections.abc import Sequence
 
-from course.editions import ENGLISH, both, tr
+from course.editions import ENGLISH, HTML_LANG, both, tr
 
 Question = tuple[str, Sequence[str], "int | str", str]
 
@@ -270,8 +270,6 @@ def quiz_html(questions: Sequence[Question], title: str | None = None, key: str 
 
 def _lang_attribute(language: str) -> str:
     """`` lang="zh-CN"`` on a translation's quiz (none on the source's)."""
-    from course.editions import HTML_LANG
-
     return "" if language == ENGLISH else f' lang="{HTML_LANG.get(language, language)}"'
 
 
