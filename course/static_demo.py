@@ -251,10 +251,11 @@ class StaticDemo:
         ``language`` is computed once for all editions)."""
         if language in self._payloads:
             return self._payloads[language]
+        # the page's words in this edition: the controls and the figure's aria-label template (static_demo.js)
+        worded = {"controls": [c.spec(language) for c in self.controls], "chart": tr(CHART, language),
+                  "untitled": tr("chart", language)}
         if not self.bilingual and language != ENGLISH:
-            shared = self.payload(ENGLISH)
-            self._payloads[language] = {**shared, "controls": [c.spec(language) for c in self.controls],
-                                        "chart": tr(CHART, language), "untitled": tr("chart", language)}
+            self._payloads[language] = {**self.payload(ENGLISH), **worded}
             return self._payloads[language]
         pool: list[str] = []
         where: dict[str, int] = {}
@@ -282,12 +283,12 @@ class StaticDemo:
             states.append(entry)
         self._payloads[language] = {
             "id": self.demo_id,
-            "controls": [c.spec(language) for c in self.controls],
+            "controls": worded["controls"],
             "default": [c.default_index for c in self.controls],
             "states": states,
             "pool": pool,
-            "chart": tr(CHART, language),
-            "untitled": tr("chart", language),
+            "chart": worded["chart"],
+            "untitled": worded["untitled"],
         }
         return self._payloads[language]
 
