@@ -50,8 +50,9 @@ def student_version(source_nb, language: str):
 
 
 def release_folder(root: Path, name: str, language: str) -> Path:
-    """exercises/<language>/<a>/: what a student of that language gets (the notebook under its own name)."""
-    return Path(root) / "exercises" / language / name
+    """exercises/<language>/<a>/: what a student of that language gets (the notebook under its own name);
+    exercises/<a>/ in English."""
+    return Path(root) / "exercises" / name if language == ENGLISH else Path(root) / "exercises" / language / name
 
 
 def render_release(root: Path, name: str, language: str) -> str:
@@ -64,7 +65,7 @@ def render_release(root: Path, name: str, language: str) -> str:
 def write_release(root: Path, name: str, language: str) -> Path:
     """exercises/<language>/<a>/<a>.ipynb from the translated source notebook, and the other files of the
     English release (inputs.py) beside it."""
-    english = Path(root) / "exercises" / name
+    english = release_folder(root, name, ENGLISH)
     folder = release_folder(root, name, language)
     folder.mkdir(parents=True, exist_ok=True)
     for path in sorted(english.iterdir()) if english.is_dir() else []:

@@ -27,7 +27,7 @@ import nbformat
 from bertgrader.assignment import Assignment, filled, read_nb, solution_answers
 from bertgrader.assignment import assignments as course_assignments
 from bertgrader.i18n import ENGLISH, LANGUAGES, catalogue
-from bertgrader.translated import write_release
+from bertgrader.translated import release_folder, write_release
 
 
 def _venv_bin_on_path() -> None:
@@ -135,8 +135,7 @@ class Course:
         return read_nb(Assignment.at(self.root, assignment).translated_notebook(language))
 
     def release_path(self, assignment: str, language: str = ENGLISH) -> Path:
-        folder = self.root / "exercises" if language == ENGLISH else self.root / "exercises" / language
-        return folder / assignment / f"{assignment}.ipynb"
+        return release_folder(self.root, assignment, language) / f"{assignment}.ipynb"
 
     def release(self, assignment: str, language: str = ENGLISH) -> nbformat.NotebookNode:
         return read_nb(self.release_path(assignment, language))
