@@ -33,17 +33,24 @@ _BLOCK = re.compile(r"<!--edition:(?P<lang>[\w-]+)-->(?P<body>.*?)<!--/edition:(
 _missing: dict[str, set[str]] = {}  # language -> English strings asked for and not translated
 
 
+def outputs(language: str) -> Path:
+    """The folder of ``language``'s code catalogues."""
+    return OUTPUTS.parents[2] / language / "LC_MESSAGES" / "outputs"
+
+
+def translated(po: Path) -> dict[str, str]:
+    """msgid -> msgstr of every translated, non-fuzzy entry of one catalogue."""
+    import polib
+
+    return {e.msgid: e.msgstr for e in polib.pofile(str(po)) if e.msgstr and not e.fuzzy and not e.obsolete}
+
+
 @functools.cache
 def translations(language: str) -> dict[str, str]:
     """msgid -> msgstr of every translated, non-fuzzy entry of the code catalogues of ``language``."""
-    import polib
-
-    folder = OUTPUTS.parents[2] / language / "LC_MESSAGES" / "outputs"
     table: dict[str, str] = {}
-    for po in sorted(folder.glob("*.po")):
-        for entry in polib.pofile(str(po)):
-            if entry.msgstr and not entry.fuzzy and not entry.obsolete:
-                table[entry.msgid] = entry.msgstr
+    for po in sorted(outputs(language).glob("*.po")):
+        table.update(translated(po))
     return table
 
 

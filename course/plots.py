@@ -41,6 +41,8 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 
+from course import editions
+
 # One colour per idea, used the same way in every chapter.
 COLORS = {
     "token": "#4C72B0",
@@ -290,7 +292,7 @@ NARROW_CHUNK = b"naRr"  # a private PNG chunk: the phone's version inside the fi
 FIGURES_VERSION = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
 # The figures' code catalogue: a figure's Chinese words, drawn into its PNG when the chapter executes (a figure
 # whose words it changed is drawn again: ``figure_current``)
-CATALOGUE = Path(__file__).resolve().parents[1] / "locale" / "zh_CN" / "LC_MESSAGES" / "outputs" / "figures.po"
+CATALOGUE = editions.OUTPUTS / "figures.po"
 
 
 def smallest_text_pt(fig) -> float:
@@ -690,8 +692,6 @@ def _png_described(fig, **kwargs):
     the figure of every other edition (``Edition.figure``, drawn with ``CJK_RC``), made the same way."""
     import base64
 
-    from course import editions
-
     png = _figure_png(fig, *describe_figure(fig), {}, kwargs)
     for language in editions.LANGUAGES[1:]:
         edition = Edition(language)
@@ -702,9 +702,8 @@ def _png_described(fig, **kwargs):
             keep = set().union(*(getattr(ax, "_course_keep", ()) for ax in other.get_axes()))
             for text in set(shown_words(other)) - keep:
                 edition.words(text)  # what the drawn copy shows: a string the walk did not reach is listed
-            glyphs = sorted({str(w.message) for w in caught if "missing from" in str(w.message)})
             translated = _figure_png(other, caption, alt, edition.png_text(), kwargs)
-            glyphs = sorted({*glyphs, *(str(w.message) for w in caught if "missing from" in str(w.message))})
+            glyphs = sorted({str(w.message) for w in caught if "missing from" in str(w.message)})
         if glyphs:
             translated = with_text(translated, {"Missing glyphs": "; ".join(glyphs)})
         png = with_edition(png, translated)
@@ -828,11 +827,9 @@ def _table(language: str) -> dict[str, str]:
     """msgid -> msgstr of the figures' and drawings' catalogues (figures.po, drawings.po) of ``language``: theirs
     only, so that a figure's words change with them (``FIGURES_VERSION``, ``DRAWINGS_VERSION``) and no other
     module's words or templates stand in."""
-    import polib
-
-    folder = CATALOGUE.parents[3] / language / "LC_MESSAGES" / "outputs"
-    return {e.msgid: e.msgstr for name in ("figures.po", "drawings.po") if (folder / name).is_file()
-            for e in polib.pofile(str(folder / name)) if e.msgstr and not e.fuzzy and not e.obsolete}
+    folder = editions.outputs(language)
+    return {msgid: msgstr for name in ("figures.po", "drawings.po") if (folder / name).is_file()
+            for msgid, msgstr in editions.translated(folder / name).items()}
 
 
 @functools.cache
@@ -866,8 +863,6 @@ class Edition:
     def words(self, text: str) -> str:
         """``text`` in this language: its catalogue entry, or a template's with the matched fields filled in;
         a string without words as it is; else English, recorded in ``missing`` (and ``editions.untranslated``)."""
-        from course import editions
-
         if self.language == editions.ENGLISH or not has_words(text) or text in self.written:
             return text
         table = _table(self.language)
@@ -891,8 +886,6 @@ class Edition:
 
     def say(self, msgid: str, **fields) -> str:
         """A sentence this module writes (``msgid`` a template), in this language, its fields filled in."""
-        from course import editions
-
         if self.language == editions.ENGLISH:
             return msgid.format(**fields)
         found = _table(self.language).get(msgid)
