@@ -58,27 +58,27 @@ from bertgrader.i18n import ENGLISH, LANGUAGES, tr
 
 HIDDEN_TESTS = "hidden_tests.py"  # in solutions/<a>/: one function per graded cell, named by its grade id
 
-# The first cell of every notebook: bertgrader.kernel.notebook sends warnings and log records to stdout
-# (nbgrader scores a test cell zero as soon as it writes to stderr) and defines bertlib_unavailable().
-SETUP_PREAMBLE = """\
-# Setup (read-only): run this cell first.
-from bertgrader.kernel.notebook import *  # warnings to stdout (nbgrader zeroes a cell that writes to stderr), bertlib_unavailable
-"""
 
-
-def setup_preamble(language: str = "en") -> str:
-    """SETUP_PREAMBLE in ``language`` (its comments; the code is the same)."""
+def setup_preamble(language: str = ENGLISH) -> str:
+    """The first cell of every notebook, in ``language`` (its comments; the code is the same):
+    bertgrader.kernel.notebook sends warnings and log records to stdout (nbgrader scores a test cell zero as soon
+    as it writes to stderr) and defines bertlib_unavailable()."""
     return (f"# {tr('Setup (read-only): run this cell first.', language)}\n"
             "from bertgrader.kernel.notebook import *  # "
             f"{tr('warnings to stdout (nbgrader zeroes a cell that writes to stderr), bertlib_unavailable', language)}\n")
 
 
-def hidden_note(language: str = "en") -> str:
+SETUP_PREAMBLE = setup_preamble(ENGLISH)
+
+
+def hidden_note(language: str = ENGLISH) -> str:
     """HIDDEN_NOTE in ``language``."""
-    if language == "en":
+    if language == ENGLISH:
         return HIDDEN_NOTE
     return "# " + tr("The grader also checks this part on new inputs (hidden tests), outside your kernel: passing the "
                     "visible tests above is necessary, not sufficient.", language)
+
+
 STAR_MODULE = Path(__file__).resolve().parent / "kernel" / "notebook.py"  # the preamble's `import *`: its __all__
 
 HIDDEN_NOTE = ("# The grader also checks this part on new inputs (hidden tests), outside your kernel: passing the\n"
