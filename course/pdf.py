@@ -338,6 +338,7 @@ def print_edition(browser, edition: str, stale_ok: bool = False) -> Path:
     title = book_title(paths[0])
     font_faces = pdf_font.font_face_css(pdf_font.fonts_for(paths, OUT / "fonts"), CJK_FAMILY)
     printed: list[Printed] = []
+    firsts: list[int] = []  # the page number each page starts on
     number = 1
     start = time.time()
     for i, path in enumerate(paths, 1):
@@ -345,6 +346,7 @@ def print_edition(browser, edition: str, stale_ok: bool = False) -> Path:
         running = book_title(path) if i == 1 else _page_title(path)
         p = print_page(browser, path, running, number, font_faces)
         printed.append(p)
+        firsts.append(number)
         warn = f", {p.overflowing} box(es) still wider than the column" if p.overflowing else ""
         print(f"{edition} {i:2d}/{len(paths)} {path.relative_to(html_dir(edition)).as_posix():32s} "
               f"{p.pages:3d} pages (p. {number}-{number + p.pages - 1}), {p.split} table(s) split, "
@@ -353,11 +355,6 @@ def print_edition(browser, edition: str, stale_ok: bool = False) -> Path:
         number += p.pages
 
     # the contents: each page's title and its sections, at the page number each starts on
-    firsts = []
-    n = 1
-    for p in printed:
-        firsts.append(n)
-        n += p.pages
     entries = []
     for p, first in zip(printed, firsts):
         top = p.headings[0] if p.headings else Heading(p.title, 0)
