@@ -82,8 +82,8 @@ class _Stubber(ast.NodeTransformer):
 def stubbed_bertlib(targets, language: str = ENGLISH) -> Path:
     """A folder holding bertlib with ``targets`` stubbed, their message in ``language`` (made once per set of
     targets, language and process)."""
-    key = (*sorted(set(targets)), language)
     targets = tuple(sorted(set(targets)))
+    key = (*targets, language)
     if key in _cache and _cache[key].is_dir():
         return _cache[key]
     out = Path(tempfile.mkdtemp(prefix="bertlib-graded-")) / "bertlib"
