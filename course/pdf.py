@@ -425,12 +425,8 @@ def _internal_links(writer, paths: list[Path], printed: list[Printed], firsts: l
     files = {}  # a built page's file -> (its first page number, {heading: page number}, {anchor: heading})
     for path, p, first in zip(paths, printed, firsts):
         sections: dict[str, int] = {}
-
-        def walk(headings: list[Heading]) -> None:
-            for h in headings:
-                sections.setdefault(h.title, first + h.page)
-                walk(h.children)
-        walk(p.headings)
+        for h in _flatten(p.headings):
+            sections.setdefault(h.title, first + h.page)
         files[path.resolve()] = (first, sections, p.anchors)
 
     def target(uri: str) -> int | None:
