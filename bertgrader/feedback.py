@@ -150,7 +150,7 @@ def annotate(nb, known: list, grades: dict | None = None, comments: dict | None 
     from bertgrader.mistakes import failures, groups, identify
 
     grades, comments = grades or {}, comments or {}
-    shown = identify(known, failures(nb)) if known else []
+    shown = groups(identify(known, failures(nb))) if known else []  # the mistakes shown, grouped (mistakes.groups)
     answer = None  # the answer cell a test cell tests: the last one before it
     answer_cells = {}  # grade id: answer cell, whose comment moves to the first part testing it (shown once)
     for cell in nb.cells:
@@ -172,7 +172,7 @@ def annotate(nb, known: list, grades: dict | None = None, comments: dict | None 
         passed, said = verdict(cell)
         # each a group of mistakes that lose the same parts alike: one, or several the messages cannot tell apart
         mistakes = [[{"name": m.name, "title": m.name.replace("_", " "), "why": m.why} for m in alike]
-                    for alike in groups(shown) if gid in alike[0].messages] if not passed else []
+                    for alike in shown if gid in alike[0].messages] if not passed else []
         g = grades.get(gid) or {}
         adjusted = None
         if g.get("manual_score") is not None or g.get("extra_credit"):
