@@ -392,22 +392,16 @@ def _markdown_text(lines: list[str]) -> str:
 
 def source_messages(text: str, path: Path) -> list[Message]:
     """The messages of an assignment's source (percent format), in order."""
-    return [m for _, m in _source_units(text, path)]
-
-
-def _source_units(text: str, path: Path):
-    """(unit, message) of the source: unit ("md", cell, first, end) or ("code", cell, span)."""
     from bertgrader.assignment import split_cells
 
+    out = []
     for cell in split_cells(text, path):
         if cell.header[:1] == ["[markdown]"]:
-            for first, end in _paragraphs(cell.lines):
-                yield ("md", cell, first, end), Message(_markdown_text(cell.lines[first:end]), "markdown",
-                                                          cell.first + first)
+            out += [Message(_markdown_text(cell.lines[first:end]), "markdown", cell.first + first)
+                    for first, end in _paragraphs(cell.lines)]
         else:
-            code = "\n".join(cell.lines)
-            for span in code_spans(code, cell.first, _solution_lines(cell.lines)):
-                yield ("code", cell, span), span.message
+            out += [span.message for span in code_spans("\n".join(cell.lines), cell.first, _solution_lines(cell.lines))]
+    return out
 
 
 def translate_source(text: str, path: Path, table: dict[str, str]) -> str:
