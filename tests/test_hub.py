@@ -344,6 +344,73 @@ def test_ctrl_c_stops_start_even_where_sigint_comes_ignored():
             proc.wait()
 
 
+def _exchange_step(cls, root: Path, exchange: Path, **settings):
+    """One of bertgrader.hub.exchange's steps for assignment A, as nbgrader's apps run it, ``settings`` on its class."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+
+    c = Config()
+    c.Exchange.root, c.CourseDirectory.course_id = str(exchange), "bert-course"
+    c.CourseDirectory.root, c.CourseDirectory.release_directory = str(root), "exercises"
+    for key, value in settings.items():
+        setattr(c.Exchange if key == "assignment_dir" else c[cls.__name__], key, value)
+    coursedir = CourseDirectory(config=c)
+    coursedir.assignment_id = A
+    step = cls(coursedir=coursedir, authenticator=Authenticator(config=c), config=c)
+    step.start()
+    return step
+
+
+def test_one_release_each_student_fetches_one_notebook_in_their_language(tmp_path, caplog):
+    """The instructor releases once; a student set to zh_CN fetches the Chinese notebook under the English one's
+    name, a student in English the English one, neither the other language's (one notebook to hand in). A
+    translation whose graded cells are not the release's (the assignment changed since) is not released, saying
+    why, and its students fetch English."""
+    from bertgrader.hub.exchange import TRANSLATIONS, FetchInOwnLanguage, ReleaseWithTranslations
+    from bertgrader.i18n import language_of
+
+    root, exchange = tmp_path / "course", tmp_path / "exchange"
+    for rel in (f"exercises/{A}", f"exercises/zh_CN/{A}"):
+        shutil.copytree(REPO / rel, root / rel)
+    exchange.mkdir(mode=0o777)
+    _exchange_step(ReleaseWithTranslations, root, exchange)
+    outbound = exchange / "bert-course" / "outbound" / A
+    assert sorted(p.name for p in outbound.glob("*.ipynb")) == [f"{A}.ipynb"]  # nbgrader lists the English one
+    for language, home in (("zh_CN", "dora"), ("en", "alice")):
+        _exchange_step(FetchInOwnLanguage, root, exchange, language=language, assignment_dir=str(tmp_path / home))
+        fetched = tmp_path / home / A
+        assert sorted(p.name for p in fetched.iterdir()) == [f"{A}.ipynb"], (language, list(fetched.iterdir()))
+        nb = read_nb(fetched / f"{A}.ipynb")
+        assert language_of(nb) == language
+        assert ("运行" in nb.cells[0].source) == (language == "zh_CN"), nb.cells[0].source
+
+    # the Chinese notebook of an older version of the assignment: one graded cell renamed
+    stale = read_nb(root / "exercises" / "zh_CN" / A / f"{A}.ipynb")
+    graded = next(c for c in stale.cells if c.metadata.get("nbgrader", {}).get("grade"))
+    old_id, graded.metadata.nbgrader.grade_id = graded.metadata.nbgrader.grade_id, "renamed"
+    nbformat.write(stale, str(root / "exercises" / "zh_CN" / A / f"{A}.ipynb"))
+    caplog.set_level("WARNING")
+    _exchange_step(ReleaseWithTranslations, root, exchange, force=True)
+    assert not (outbound / TRANSLATIONS).exists()
+    said = caplog.text
+    assert "Not released in zh_CN" in said and old_id in said and "renamed" in said, said
+    _exchange_step(FetchInOwnLanguage, root, exchange, language="zh_CN", assignment_dir=str(tmp_path / "eve"))
+    assert language_of(read_nb(tmp_path / "eve" / A / f"{A}.ipynb")) == "en"
+    assert "is not released in zh_CN: fetched in English" in caplog.text
+
+
+def test_start_refuses_a_language_for_someone_not_a_student(tmp_path, capsys):
+    from bertgrader.hub.__main__ import main
+
+    assert main(["start", "--students", "bob", "--instructor", "teacher", "--languages", "teacher=zh_CN",
+                 "--state", str(tmp_path / "state")]) == 2
+    assert "--languages names people who are not students: ['teacher']" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["start", "--students", "bob", "--instructor", "teacher", "--languages", "bob=fr"])
+    assert "'bob=fr': expected student=language, the language one of en, zh_CN" in capsys.readouterr().err
+
+
 @pytest.mark.full  # minutes: make check runs it, make test does not
 @pytest.mark.skipif(os.geteuid() != 0, reason="the course server creates local accounts: root only (CI runs as root)")
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)")

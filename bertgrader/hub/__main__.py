@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from bertgrader.hub import accounts, course, environment, preflight, server
+from bertgrader.i18n import ENGLISH, LANGUAGES
 
 REPO = Path(__file__).resolve().parents[2]
 STATE = Path("/srv/bert-course-hub")
@@ -27,12 +28,28 @@ def _names(text: str) -> list[str]:
     return [n.strip() for n in text.split(",") if n.strip()]
 
 
+def _languages(text: str) -> dict[str, str]:
+    """``bob=zh_CN,carol=zh_CN`` -> {"bob": "zh_CN", "carol": "zh_CN"}"""
+    pairs = {}
+    for item in _names(text):
+        name, eq, language = item.partition("=")
+        if not eq or language.strip() not in (ENGLISH, *LANGUAGES):
+            raise argparse.ArgumentTypeError(f"{item!r}: expected student=language, the language one of "
+                                             f"{', '.join((ENGLISH, *LANGUAGES))}")
+        pairs[name.strip()] = language.strip()
+    return pairs
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bertgrader.hub", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("start", help="set up the class (first time) and run JupyterHub until Ctrl-C")
     s.add_argument("--students", type=_names, required=True, help="comma-separated account names, e.g. alice,bob")
     s.add_argument("--instructor", required=True, help="the instructor's account name")
+    s.add_argument("--languages", type=_languages, default=None,
+                   help=f"the students who work in another language than English, e.g. bob=zh_CN,carol=zh_CN: "
+                        f"each fetches every notebook in that language (languages: {', '.join(LANGUAGES)}); run "
+                        "start again with other languages to change them (a notebook fetched already stays)")
     s.add_argument("--port", type=int, default=8000, help="the hub's port on 127.0.0.1 (default 8000; +1 is used too)")
     s.add_argument("--assignments", type=_names, default=None,
                    help="comma-separated assignments to copy into the course folder (default: all)")
@@ -60,7 +77,7 @@ def set_up(a: argparse.Namespace, view_python: Path | None) -> dict:
     a.state.mkdir(mode=0o700, parents=True)
     settings = {"students": a.students, "instructor": a.instructor, "port": a.port, "venv": str(preflight.VENV),
                 "state": str(a.state), "proxy": preflight.proxy_command(), "exchange": str(a.exchange),
-                "late_penalty": a.late_penalty, "accounts": []}
+                "late_penalty": a.late_penalty, "languages": a.languages or {}, "accounts": []}
     if view_python is not None:
         environment.build_view(preflight.VENV, view_python, a.env)
         settings.update(venv=str(a.env), env_view=str(a.env))
@@ -81,13 +98,19 @@ def set_up(a: argparse.Namespace, view_python: Path | None) -> dict:
     settings["course_root"] = str(root)
     course.make_exchange(a.exchange, a.instructor)
     settings["exchange_course"] = str(a.exchange / course.COURSE_ID)
-    for name in a.students:
-        accounts.jupyter_settings(name, course_id=course.COURSE_ID, exchange=a.exchange, course_root=None)
+    student_settings(settings)
     accounts.jupyter_settings(a.instructor, course_id=course.COURSE_ID, exchange=a.exchange, course_root=root,
                               late_penalty=a.late_penalty)
     _save(a.state, settings)
     print(f"set up {len(a.students)} students and 1 instructor in {time.monotonic() - t0:.1f} s")
     return settings
+
+
+def student_settings(settings: dict) -> None:
+    """Each student's ~/.jupyter: the exchange, and the language they fetch notebooks in."""
+    for name in settings["students"]:
+        accounts.jupyter_settings(name, course_id=course.COURSE_ID, exchange=Path(settings["exchange"]),
+                                  course_root=None, language=settings.get("languages", {}).get(name))
 
 
 def _save(state: Path, settings: dict) -> None:
@@ -117,12 +140,24 @@ Instructor ({s['instructor']}): log in, then Formgrader in a tab of its own (Jup
 Each student ({', '.join(s['students'])}): log in, Nbgrader menu > Assignment List: Fetch, open the notebook from
   the Downloaded list, work, Validate, Submit (as often as needed: the last hand-in counts); once feedback is
   released, Fetch Feedback and open it from the Submitted list.
-"""
+{_languages_said(s)}"""
+
+
+def _languages_said(s: dict) -> str:
+    chosen = s.get("languages") or {}
+    if not any(lang != ENGLISH for lang in chosen.values()):
+        return ""
+    who = ", ".join(f"{n} ({lang})" for n, lang in chosen.items() if lang != ENGLISH)
+    return (f"In another language: {who} fetch each notebook in theirs (one notebook, the same tests, graded into the "
+            "one gradebook, feedback in its language); the rest in English.\n")
 
 
 def start(a: argparse.Namespace) -> int:
     server.answer_ctrl_c()  # also when started in a script's background, where SIGINT comes ignored
     preflight.check_names(a.students, a.instructor)
+    strangers = sorted(set(a.languages or {}) - set(a.students))
+    if strangers:
+        raise preflight.NotReady(f"--languages names people who are not students: {strangers}")
     old = load(a.state)
     if old is not None and (old["students"], old["instructor"]) != (a.students, a.instructor):
         raise preflight.NotReady(f"{a.state} holds another class ({old['instructor']}: {old['students']}): run "
@@ -146,6 +181,10 @@ def start(a: argparse.Namespace) -> int:
             return 1
     else:
         settings = old | {"port": a.port}
+        if a.languages is not None and a.languages != old.get("languages", {}):
+            settings["languages"] = a.languages
+            student_settings(settings)
+            print(f"students' languages now: {a.languages or 'English, all'}")
         _save(a.state, settings)
     url = f"http://127.0.0.1:{a.port}"
     t0 = time.monotonic()

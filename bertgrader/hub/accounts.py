@@ -63,8 +63,9 @@ def write_as(name: str, path: Path, text: str) -> None:
 
 
 def jupyter_settings(name: str, *, course_id: str, exchange: Path, course_root: Path | None,
-                     late_penalty: str | None = None) -> None:
-    """Each person's ~/.jupyter: nbgrader's course and exchange; for the instructor the course folder, for a student
+                     late_penalty: str | None = None, language: str | None = None) -> None:
+    """Each person's ~/.jupyter: nbgrader's course and exchange; for the instructor the course folder and a release
+    holding every language's notebook, for a student the notebooks fetched in ``language`` (English when None) and
     nbgrader's instructor tools switched off (what `jupyter labextension disable --level=user` and `jupyter server
     extension disable --user` write)."""
     home = Path(pwd.getpwnam(name).pw_dir)
@@ -76,6 +77,12 @@ def jupyter_settings(name: str, *, course_id: str, exchange: Path, course_root: 
         lines.append(f"c.LateSubmissionPlugin.penalty_method = {late_penalty!r}")
     if course_root is None:  # a hand-in only its author and the instructor can read (exchange.py)
         lines.append('c.ExchangeFactory.submit = "bertgrader.hub.exchange.PrivateSubmit"')
+        # each notebook fetched in the student's language (exchange.py); the instructor releases them all
+        lines.append('c.ExchangeFactory.fetch_assignment = "bertgrader.hub.exchange.FetchInOwnLanguage"')
+        if language is not None:
+            lines.append(f"c.FetchInOwnLanguage.language = {language!r}")
+    else:
+        lines.append('c.ExchangeFactory.release_assignment = "bertgrader.hub.exchange.ReleaseWithTranslations"')
     write_as(name, home / ".jupyter" / "nbgrader_config.py", "\n".join(lines) + "\n")
     # JupyterLab's news asks to fetch from the internet; nobody on the course server needs it
     write_as(name, home / ".jupyter" / "labconfig" / "page_config.json", page_config(student=course_root is None))
