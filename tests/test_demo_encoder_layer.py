@@ -215,16 +215,18 @@ def test_the_picker_opens_on_a_word_not_on_cls(minilm):
     assert row["special"] == pytest.approx(special) and f"{special:.2f}" in demo.describe_row(row)
 
 
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
 @pytest.mark.parametrize("narrow", [False, True])
-def test_model_diagram_words_stay_in_their_boxes_and_the_figure(narrow):
-    """Both drawings of the model diagram (the page's, the phone's): every box's words inside its box, every text
-    inside the figure, no two texts on top of each other."""
+def test_model_diagram_words_stay_in_their_boxes_and_the_figure(narrow, language):
+    """Both drawings of the model diagram (the page's, the phone's), in both editions' words: every box's words
+    inside its box, every text inside the figure, no two texts on top of each other."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.patches import Rectangle
 
     from bertlib import BertConfig
+    from course.plots import Edition
 
-    ax = demo.model_diagram(BertConfig.base(), narrow=narrow)
+    ax = demo.model_diagram(BertConfig.base(), narrow=narrow, edition=Edition(language))
     renderer = FigureCanvasAgg(ax.figure).get_renderer()
     figure_box = ax.figure.bbox
     texts = [(t, t.get_window_extent(renderer)) for t in ax.texts if t.get_text().strip()]
@@ -257,3 +259,30 @@ def test_model_diagram_picture_carries_a_readable_phone_drawing():
     assert str(cfg.hidden_size) in text["Title"] and f"(B, T, {cfg.intermediate_size})" in text["Description"]
     shown = lambda png: float(png_text(png)["Text size"]) * min(1.0, PHONE_COLUMN_PX / png_size(png)[0])  # noqa: E731
     assert shown(phone) >= READABLE_PX * 1.05 > shown(page), (shown(phone), shown(page))
+
+
+def test_model_diagram_picture_carries_its_chinese_drawing():
+    """Inside the English PNG, as every figure's (course/plots.py's chunk): the Chinese edition's drawing, page and
+    phone, every word of it from figures.po (none left English, no glyph missing from the font), its caption and alt
+    text Chinese with the English one's numbers; the English drawing keeps no Chinese."""
+    import json
+    import re
+
+    from bertlib import BertConfig
+    from course.plots import png_text, split_edition, split_narrow
+
+    cfg = BertConfig.base()
+    english, chinese = split_edition(demo.model_diagram_picture(cfg).data)
+    assert chinese is not None, "no Chinese drawing in the PNG"
+    en, zh = png_text(split_narrow(english)[0]), png_text(split_narrow(chinese)[0])
+    assert split_narrow(chinese)[1] is not None, "the Chinese drawing has no phone version"
+    assert "Language" not in en and not re.search(r"[\u4e00-\u9fff]", en["Title"] + en["Description"])
+    assert zh["Language"] == "zh_CN"
+    assert "Untranslated" not in zh and "Missing glyphs" not in zh, (zh.get("Untranslated"), zh.get("Missing glyphs"))
+    assert "多头自注意力" in zh["Description"] and "前馈" in zh["Title"] and zh["Title"].endswith("。")
+    assert zh["Description"].startswith(zh["Title"])
+    numbers = lambda text: sorted(re.findall(r"\d+(?:,\d{3})*", text))  # noqa: E731
+    assert numbers(zh["Title"]) == numbers(en["Title"])
+    assert numbers(zh["Description"]) == numbers(en["Description"])
+    used = set(json.loads(zh["Catalogue"]))
+    assert {"× {L} layers", "× {L} layers (BertLayer)", "residual"} <= used  # the phone's label and the page's

@@ -13,7 +13,10 @@ here so the page, the tests and the widgets share them.
 """
 from __future__ import annotations
 
+import functools
 import math
+import unicodedata
+import warnings
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -24,9 +27,9 @@ import torch.nn.functional as F
 from bertlib import BertConfig, BertModel, BertTokenizer, eager_attention
 from bertlib.attention import BertSelfAttention
 from bertlib.encoder import ACT2FN, BertLayer
-from course.editions import ENGLISH, tr
+from course.editions import ENGLISH, LANGUAGES, tr
 
-from ..plots import COLORS, describe
+from ..plots import CJK_RC, COLORS, Edition, describe, with_edition
 
 WORD = "bank"
 # "bank" is the fifth word of each sentence, so it sits at the same position (5, after [CLS]) in all four:
@@ -337,21 +340,39 @@ def plot_gelu(forms: dict, axes=None):
     return axes
 
 
-def _diagram_boxes(config: BertConfig) -> list[tuple[str, str, str]]:
+def _diagram_boxes(config: BertConfig, edition: Edition | None = None) -> list[tuple[str, str, str]]:
     """The model diagram's boxes from the top: (words, broken where a phone's column needs it, colour, the shape of
-    the tensor that leaves the box)."""
+    the tensor that leaves the box), the words in ``edition``'s language (English by default: its catalogue's
+    msgids, figures.po, are these templates)."""
+    say = (edition or Edition(ENGLISH)).say
     H, nh, hd = config.hidden_size, config.num_attention_heads, config.head_dim
     I, V = config.intermediate_size, config.vocab_size  # noqa: E741 (I: the paper's feed-forward width)
     return [
-        ("input_ids, token_type_ids", "white", "(B, T)"),
-        ("embeddings: word + position\n+ segment, LayerNorm, dropout", COLORS["embeddings"], f"(B, T, {H})"),
-        (f"multi-head self-attention: {nh} heads\nof {hd}, softmax(QKᵀ/√{hd} + M) V", COLORS["encoder"], f"(B, T, {H})"),
-        ("dense, dropout, add x, LayerNorm", COLORS["layernorm"], f"(B, T, {H})"),
-        (f"feed-forward: dense {H}→{I}, GELU", COLORS["encoder"], f"(B, T, {I})"),
-        (f"dense {I}→{H}, dropout,\nadd, LayerNorm", COLORS["layernorm"], f"(B, T, {H})"),
-        ("last_hidden_state: one vector\nper token", "white", f"(B, T, {H})"),
-        (f"heads: MLM over {V:,} pieces\nper token; pooler on [CLS] → NSP", COLORS["heads"], f"(B, T, {V:,}) / (B, 2)"),
+        (say("input_ids, token_type_ids"), "white", "(B, T)"),
+        (say("embeddings: word + position\n+ segment, LayerNorm, dropout"), COLORS["embeddings"], f"(B, T, {H})"),
+        (say("multi-head self-attention: {nh} heads\nof {hd}, softmax(QKᵀ/√{hd} + M) V", nh=nh, hd=hd),
+         COLORS["encoder"], f"(B, T, {H})"),
+        (say("dense, dropout, add x, LayerNorm"), COLORS["layernorm"], f"(B, T, {H})"),
+        (say("feed-forward: dense {H}→{I}, GELU", H=H, I=I), COLORS["encoder"], f"(B, T, {I})"),
+        (say("dense {I}→{H}, dropout,\nadd, LayerNorm", H=H, I=I), COLORS["layernorm"], f"(B, T, {H})"),
+        (say("last_hidden_state: one vector\nper token"), "white", f"(B, T, {H})"),
+        (say("heads: MLM over {V} pieces\nper token; pooler on [CLS] → NSP", V=f"{V:,}"), COLORS["heads"],
+         f"(B, T, {V:,}) / (B, 2)"),
     ]
+
+
+def _width(text: str) -> int:
+    """How wide ``text`` is in average letters: a Chinese character (a wide one) counts two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _one_line(text: str) -> str:
+    """A box's words on one line: its lines joined by a space, or by nothing next to a Chinese character."""
+    lines = text.split("\n")
+    out = lines[0]
+    for line in lines[1:]:
+        out += ("" if _width(out[-1:] + line[:1]) > 2 else " ") + line
+    return out
 
 
 # the diagram's two layouts, in inches and points: the page's column, and a phone's, narrow enough that a phone's
@@ -360,22 +381,29 @@ _DIAGRAM = {False: dict(width=5.8, left=1.0, right=5.3, size=9.5, small=8.5),
             True: dict(width=3.4, left=0.5, right=3.25, size=8.5, small=8.0)}
 
 
-def model_diagram(config: BertConfig, ax=None, narrow: bool = False):
+def model_diagram(config: BertConfig, ax=None, narrow: bool = False, edition: Edition | None = None):
     """The whole model, from ids to the heads, top to bottom, with the shapes of the given config: a box per step,
     beside each arrow the shape it carries, a frame around the layer's four boxes ("x L") and a residual path
     around each of its two sub-layers. ``narrow``: drawn for a phone's column (each box's words on two lines where
-    they need them) instead of the page's. Coordinates are inches: with ``ax=None`` the diagram gets a figure of its
-    own (not pyplot's, which would show it), sized to it."""
+    they need them) instead of the page's. ``edition``: the language of its words (course/plots.py's ``Edition``,
+    from figures.po; English by default), a Chinese one drawn with Noto Sans CJK (``CJK_RC``). Coordinates are
+    inches: with ``ax=None`` the diagram gets a figure of its own (not pyplot's, which would show it), sized to it."""
+    edition = edition or Edition(ENGLISH)
+    with plt.rc_context(CJK_RC if edition.language != ENGLISH else {}):  # a text takes its font when made
+        return _draw_diagram(config, ax, narrow, edition)
+
+
+def _draw_diagram(config: BertConfig, ax, narrow: bool, edition: Edition):
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 
-    boxes, d = _diagram_boxes(config), _DIAGRAM[bool(narrow)]
+    boxes, d = _diagram_boxes(config, edition), _DIAGRAM[bool(narrow)]
     L = config.num_hidden_layers
     left, right, size, small = d["left"], d["right"], d["size"], d["small"]
     line = size / 72 * 1.3  # a line of text (inches)
     # the arrow above each box; longer into the layer's frame and out of it, which cross the arrows there
     gaps = [0.0, 0.42, 0.85, 0.42, 0.42, 0.42, 0.62, 0.42]
-    texts = [t.replace("\n", " ") if not narrow and len(t) <= 58 else t for t, _c, _s in boxes]
+    texts = [_one_line(t) if not narrow and _width(t) <= 58 else t for t, _c, _s in boxes]
     heights = [0.2 + line * (t.count("\n") + 1) for t in texts]
     height = sum(heights) + sum(gaps) + 0.3
     if ax is None:
@@ -402,48 +430,75 @@ def model_diagram(config: BertConfig, ax=None, narrow: bool = False):
     frame_top, frame_bottom = spans[2][0] + 0.45, spans[5][1] - 0.2
     ax.add_patch(Rectangle((left - 0.42, frame_bottom), right - left + 0.52, frame_top - frame_bottom, fill=False,
                            edgecolor=COLORS["encoder"], linewidth=1.6, linestyle="--"))
-    ax.text(right - 0.02, frame_top - 0.2, f"× {L} layers" + ("" if narrow else " (BertLayer)"), ha="right",
-            va="center", fontsize=size, color=COLORS["encoder"], weight="bold")
+    layers = edition.say("× {L} layers", L=L) if narrow else edition.say("× {L} layers (BertLayer)", L=L)
+    ax.text(right - 0.02, frame_top - 0.2, layers, ha="right", va="center", fontsize=size, color=COLORS["encoder"],
+            weight="bold")
     x_res = left - 0.2
     for sub, add in ((2, 3), (4, 5)):  # from the sub-layer's input, around it, into the box that adds it
         start, end = spans[sub][0] + 0.15, (spans[add][0] + spans[add][1]) / 2
         ax.plot([cx, x_res, x_res], [start, start, end], color="#555", lw=1.1)
         ax.annotate("", xy=(left, end), xytext=(x_res, end), arrowprops=dict(arrowstyle="->", lw=1.1, color="#555"))
-        ax.text(x_res - 0.05, (start + end) / 2, "residual", rotation=90, ha="right", va="center", fontsize=small,
-                color="#555")
+        ax.text(x_res - 0.05, (start + end) / 2, edition.say("residual"), rotation=90, ha="right", va="center",
+                fontsize=small, color="#555")
     return ax
+
+
+def diagram_words(config: BertConfig, edition: Edition | None = None) -> tuple[str, str]:
+    """(caption, alt text) of the model diagram in ``edition``'s language: what it shows, then how it is drawn
+    (box by box, with the shapes), as course/plots.py describes every figure."""
+    say = (edition or Edition(ENGLISH)).say
+    L, H, nh = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
+    steps = [say("{box}, giving {shape}", box=_one_line(t), shape=shape) for t, _c, shape in
+             _diagram_boxes(config, edition)]
+    steps = functools.reduce(lambda a, b: say("{a}; {b}", a=a, b=b), steps)
+    alt = say("Diagram of BERT from ids to heads, top to bottom, with the shapes for H = {H}: {steps}. A dashed frame "
+              "around the four boxes from the self-attention to the second LayerNorm says × {L} layers; a residual "
+              "path runs around the self-attention into the first add-and-LayerNorm, and around the feed-forward "
+              "network into the second.", H=H, steps=steps, L=L)
+    caption = say("BERT from ids to heads: token ids of shape (B, T) become (B, T, {H}) vectors, which {L} layers of "
+                  "one shape, each a {nh}-head self-attention and a {I}-wide feed-forward network, rework before the "
+                  "heads read them.", H=H, L=L, nh=nh, I=config.intermediate_size)
+    return caption, say("{a} {b}", a=caption, b=alt)  # what it shows, then how it is drawn
+
+
+def _diagram_png(config: BertConfig, edition: Edition) -> bytes:
+    """The page's drawing in ``edition``'s words, carrying the phone's (course/plots.py's chunk), its caption and alt
+    text; a translation's PNG also says its words as ``Edition.png_text`` does (language, msgids used, any string
+    left English, any glyph the font lacked), which the build and tests/test_figure_captions.py read."""
+    from IPython.core.pylabtools import print_figure
+
+    from ..plots import FIGURES_VERSION, smallest_text_pt, with_narrow, with_text
+
+    def png(fig, **text) -> bytes:
+        px = f"{smallest_text_pt(fig) * fig.dpi / 72:.1f}"
+        return print_figure(fig, "png", metadata={**text, "Text size": px}, pil_kwargs={"optimize": True})
+
+    with plt.rc_context(CJK_RC if edition.language != ENGLISH else {}), \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        caption, alt = diagram_words(config, edition)
+        page, phone = (model_diagram(config, narrow=narrow, edition=edition).figure for narrow in (False, True))
+        more = {} if edition.language == ENGLISH else edition.png_text()  # (every word drawn: its msgids known)
+        data = with_narrow(png(page, Title=caption, Description=alt, **{"Course figures": FIGURES_VERSION}, **more),
+                           png(phone))
+    glyphs = sorted({str(w.message) for w in caught if "missing from" in str(w.message)})
+    return with_text(data, {"Missing glyphs": "; ".join(glyphs)}) if glyphs else data
 
 
 def model_diagram_picture(config: BertConfig):
     """The model diagram as the page shows it: the page's drawing, carrying the phone's (``narrow=True``) in the PNG
     format of course/plots.py (caption and alt text, each drawing's smallest text, the plots version, the phone's
     drawing in its own chunk), so that course/sphinx_ext.py serves the phone's under 600 px as it does every
-    figure's. plots.py redraws a figure for a phone by stacking its panels, which a diagram does not have: this one
-    brings its own. An ``IPython.display.Image``, a cell's last expression."""
-    from IPython.core.pylabtools import print_figure
+    figure's; and inside it, as every figure carries it, the same two drawings in each other edition's words
+    (``plots.with_edition``), which the Chinese page serves. plots.py redraws a figure for a phone by stacking its
+    panels, which a diagram does not have: this one brings its own. An ``IPython.display.Image``, a cell's last
+    expression."""
     from IPython.display import Image
 
-    from ..plots import FIGURES_VERSION, smallest_text_pt, with_narrow
-
-    L, H, nh = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
-    boxes = _diagram_boxes(config)
-    steps = "; ".join(f"{t.replace(chr(10), ' ')}, giving {shape}" for t, _c, shape in boxes)
-    alt = (f"Diagram of BERT from ids to heads, top to bottom, with the shapes for H = {H}: {steps}. A dashed frame "
-           f"around the four boxes from the self-attention to the second LayerNorm says × {L} layers; a residual path "
-           "runs around the self-attention into the first add-and-LayerNorm, and around the feed-forward network "
-           "into the second.")
-    caption = (f"BERT from ids to heads: token ids of shape (B, T) become (B, T, {H}) vectors, which {L} layers of "
-               f"one shape, each a {nh}-head self-attention and a {config.intermediate_size}-wide feed-forward "
-               "network, rework before the heads read them.")
-    alt = f"{caption} {alt}"  # what it shows, then how it is drawn (as course/plots.py does for every figure)
-
-    def png(narrow: bool, **text) -> bytes:
-        fig = model_diagram(config, narrow=narrow).figure
-        px = f"{smallest_text_pt(fig) * fig.dpi / 72:.1f}"
-        return print_figure(fig, "png", metadata={**text, "Text size": px}, pil_kwargs={"optimize": True})
-
-    page = png(False, Title=caption, Description=alt, **{"Course figures": FIGURES_VERSION})
-    return Image(data=with_narrow(page, png(True)))
+    data = _diagram_png(config, Edition(ENGLISH))
+    for language in LANGUAGES[1:]:
+        data = with_edition(data, _diagram_png(config, Edition(language)))
+    return Image(data=data)
 
 
 # ---------------------------------------------------------------------------------------------- the demos
