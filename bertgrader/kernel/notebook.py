@@ -9,6 +9,11 @@
 - ``standing_in(your_function, other=StandIn(result, ...))``: the visible test of a part that builds on
   another runs your function while the other is a correct one, which answers ``result`` and keeps what it
   was given, so a mistake in the other part does not show up again there (grading does the same).
+
+Their messages are in the notebook's language. A kernel is not told which notebook it runs, but the setup cell
+that imported this module is in its history, and the release writes that cell's comments in the notebook's
+language (bertgrader.assignment.setup_preamble): ``language()`` reads them. Untrusted, like the notebook's own
+metadata: it chooses the words of a message, nothing else.
 """
 from __future__ import annotations
 
@@ -20,7 +25,10 @@ import os
 import sys
 import warnings
 
+from bertgrader.i18n import ENGLISH, LANGUAGES, tr
+
 __all__ = ["StandIn", "bertlib_unavailable", "standing_in"]
+SETUP_IMPORT = "from bertgrader.kernel.notebook import *"  # the setup cell's code, in every language
 
 
 def _warning_to_stdout(message, category, filename, lineno, file=None, line=None):
@@ -36,16 +44,38 @@ def setup() -> None:
     logging.basicConfig(stream=sys.stdout, level=logging.WARNING, force=True)
 
 
+def language() -> str:
+    """The language of the notebook this kernel runs: that of the last setup cell it ran (its first comment is the
+    release's, in that language). English outside IPython, when no setup cell says another language, and on any
+    failure to tell or to read that language's catalogue: a message's language must never break a test."""
+    try:
+        from IPython import get_ipython
+
+        from bertgrader import i18n
+        from bertgrader.assignment import setup_preamble
+
+        for source in reversed(get_ipython().history_manager.input_hist_raw):
+            if SETUP_IMPORT in source:
+                first = source.lstrip().split("\n", 1)[0]
+                found = next((lang for lang in LANGUAGES if first == setup_preamble(lang).split("\n", 1)[0]), ENGLISH)
+                i18n.gettext("", found)  # its catalogue read now, not where a test's message is made
+                return found
+    except Exception:
+        pass
+    return ENGLISH
+
+
 def _raising_code(name: str, n_free: int):
     """A code object that raises, with as many free variables as the one it replaces (Python checks that).
 
     Its source is in linecache under a name that says what it is, so the traceback's last frame shows the
     line that raised (IPython printed "Could not get source" for it otherwise)."""
     short = name.rsplit(".", 1)[-1]
+    message = tr("{name} is switched off in this test: write it yourself", language(), name=name)
     free = [f"_v{i}" for i in range(n_free)]
     src = ("def switched_off():\n" + "".join(f"    {v} = None\n" for v in free)
            + f"    def {short}(*args, **kwargs):  # bertlib's, switched off while the visible test runs\n"
-           + f"        raise RuntimeError({name + ' is switched off in this test: write it yourself'!r})\n"
+           + f"        raise RuntimeError({message!r})\n"
            + "".join(f"        {v}\n" for v in free)  # never run: they make the free variables
            + f"    return {short}\n")
     filename = f"<{name}, switched off>"
@@ -89,7 +119,8 @@ class StandIn:
 
     def __call__(self, *args, **kwargs):
         if len(args) > len(self.names):
-            raise TypeError(f"takes {len(self.names)} arguments ({', '.join(self.names)}), {len(args)} were given")
+            raise TypeError(tr("takes {n} arguments ({names}), {given} were given", language(), n=len(self.names),
+                               names=", ".join(self.names), given=len(args)))
         self.calls.append(dict(zip(self.names, args)) | kwargs)
         return copy.deepcopy(self.result)
 
