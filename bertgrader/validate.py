@@ -18,6 +18,7 @@ from bertgrader import i18n
 from bertgrader.i18n import N_, tr
 
 NO_RESPONSE = N_("You did not provide a response.")  # nbgrader's words for a written answer left blank
+SUCCESS = N_("Success! Your notebook passes all the tests.")  # nbgrader's verdict line when nothing failed
 _FRAME = re.compile(r"^(?:Cell In\[\d+\], line \d+|File [^\n]*?:\d+), in (\w+)", re.M)
 
 
@@ -62,6 +63,7 @@ def install() -> None:
 
     original_failed, original_extract, original_start = (Validator._get_failed_cells, Validator._extract_error,
                                                          ValidateApp.start)
+    original_num_failed = Validator._print_num_failed
 
     def _get_failed_cells(self, nb):
         failed = original_failed(self, nb)
@@ -117,6 +119,11 @@ def install() -> None:
 
     original_print = Validator.validate_and_print
 
+    def _print_num_failed(self, num_failed: int) -> None:  # nbgrader's success line, in the notebook's language
+        if num_failed:
+            return original_num_failed(self, num_failed)
+        self.stream.write(tr(SUCCESS, getattr(self, "_language", i18n.ENGLISH)) + "\n")
+
     def start(self) -> None:
         import glob
 
@@ -132,4 +139,5 @@ def install() -> None:
     Validator._extract_error = _extract_error
     Validator._indent = _indent
     Validator.validate_and_print = validate_and_print
+    Validator._print_num_failed = _print_num_failed
     ValidateApp.start = start

@@ -79,6 +79,15 @@ def test_a_notebook_that_passes_exits_0(tmp_path):
     assert "Success! Your notebook passes all the tests." in out
 
 
+def test_a_chinese_notebook_that_passes_says_so_in_chinese(tmp_path):
+    """nbgrader's own success line, in the notebook's language (bertgrader.validate), as its failures are."""
+    path = tmp_path / "01_positioning.ipynb"
+    shutil.copy(ROOT / "solutions" / "01_positioning" / "zh_CN" / "01_positioning.ipynb", path)
+    rc, out = validate(path)
+    assert rc == 0, out[-1500:]
+    assert "成功！你的笔记本通过了所有测试。" in out and "Success!" not in out, out[-1500:]
+
+
 def test_a_path_that_matches_nothing_exits_1(tmp_path):
     rc, out = validate(tmp_path / "no_such_notebook.ipynb")
     assert rc == 1 and "No notebook matches" in out, out
