@@ -2,14 +2,14 @@
 
 ``make book`` runs this, then ``jupyter-book build``. Two kinds of work, one queue:
 
-* chapters 11 and 12's training runs (``course.runs.RUNS``), each kept in ``_build/.runs`` under a key of its inputs;
+* chapters 11 and 12's training runs (``course.runs.RUNS``), each kept in ``runs/`` (committed) under a key of its inputs;
 * every notebook of the table of contents, executed exactly as Jupyter Book would (same reader, same
   kernel, same timeout) and stored in Jupyter Book's own cache (``_build/.jupyter_cache``), which it then
   reads instead of executing. A chapter that reads runs (``READS_RUNS``) runs after them.
 
 ``--jobs`` workers (default: the cores) take the ready job that has the longest chain of work behind it, so
 the default pretraining run starts first and the short chapters fill the gaps. Every run has its own
-progress bar in its log (``_build/.runs/logs``); the terminal gets a line every ``--every`` seconds naming
+progress bar in its log (``_build/run_logs``); the terminal gets a line every ``--every`` seconds naming
 each job in progress with its step and time left, and at the end the seconds of every job. Nothing is lost
 on Ctrl-C or a crash: each finished run and notebook is already stored, and the next build resumes.
 
@@ -38,7 +38,7 @@ from course import runs
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
 NB_CACHE = BUILD / ".jupyter_cache"  # where Jupyter Book's cache mode looks (execute.execute_notebooks: cache)
-LOGS = runs.CACHE / "logs"
+LOGS = BUILD / "run_logs"
 CELL_TIMES = BUILD / "cell_times.json"  # every executed cell's seconds, with its notebook's timeout
 # The chapters that read runs, and which: each executes after them, and again whenever one of them is computed
 # anew (its stored outputs show the old run). Chapter 11 reads the default run, the step timings and the
