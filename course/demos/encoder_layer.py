@@ -433,13 +433,14 @@ def _draw_diagram(config: BertConfig, ax, narrow: bool, edition: Edition):
     layers = edition.say("× {L} layers", L=L) if narrow else edition.say("× {L} layers (BertLayer)", L=L)
     ax.text(right - 0.02, frame_top - 0.2, layers, ha="right", va="center", fontsize=size, color=COLORS["encoder"],
             weight="bold")
-    x_res = left - 0.2
+    x_res, residual = left - 0.2, edition.say("residual")
+    upright = all(_width(c) == 2 for c in residual)  # Chinese down the path, each character upright
     for sub, add in ((2, 3), (4, 5)):  # from the sub-layer's input, around it, into the box that adds it
         start, end = spans[sub][0] + 0.15, (spans[add][0] + spans[add][1]) / 2
         ax.plot([cx, x_res, x_res], [start, start, end], color="#555", lw=1.1)
         ax.annotate("", xy=(left, end), xytext=(x_res, end), arrowprops=dict(arrowstyle="->", lw=1.1, color="#555"))
-        ax.text(x_res - 0.05, (start + end) / 2, edition.say("residual"), rotation=90, ha="right", va="center",
-                fontsize=small, color="#555")
+        ax.text(x_res - 0.05, (start + end) / 2, "\n".join(residual) if upright else residual,
+                rotation=0 if upright else 90, ha="right", va="center", fontsize=small, color="#555")
     return ax
 
 
