@@ -12,7 +12,7 @@
   show what a call was given). The cell's output is then the result: "passed", or an error holding the
   failed check's message. nbgrader scores the cell from that output, as it always does;
 - while the notebook is graded, the kernel sees bertlib with the assignment's ``SWITCHED_OFF`` functions
-  replaced by stubs, and no transformers;
+  replaced by stubs, and no transformers (nor debugpy, ipykernel's debugger: bertgrader.sandbox.HIDDEN_PACKAGES);
 - output is capped per cell, rich outputs that could run script (HTML, JavaScript, SVG, widgets) are kept
   as their plain-text form only, and a notebook has a wall-clock budget; a kernel that dies, hangs or runs
   out of a limit costs the cells that had not run yet, nothing else.
@@ -23,8 +23,8 @@ feedback page holds no live script.
 """
 from __future__ import annotations
 
+import compileall
 import copy
-import importlib.util
 import re
 import time
 from pathlib import Path
@@ -42,12 +42,23 @@ from bertgrader.kernel_manager import SandboxedKernelManager
 from bertgrader.kernel.kernel_side import MIME
 from bertgrader.remote import KernelGone, Student
 from bertgrader.sanitize import clean_html
-from bertgrader.sandbox import Limits, Sandbox, check_available, package_dir
+from bertgrader.sandbox import Limits, Sandbox, check_available, hidden_package_dirs, package_dir
 from bertgrader.switch_off import probe_code, stubbed_bertlib
 
 SAFE_MIME = {"text/plain", "image/png", "image/jpeg", MIME}
 NOT_RUN = N_("not graded: {why}; the cells after it could not run")  # tr(NOT_RUN, why=...)
 _sandbox_checked: list = []
+_compiled_folders: set = set()  # the stubbed bertlib folders whose bytecode is written (_compiled)
+
+
+def _compiled(folder: Path) -> Path:
+    """``folder`` (the stubbed bertlib, made once per grading process) with the bytecode of its modules beside
+    them, written here once: the kernel, which may not write there (nor anywhere, PYTHONDONTWRITEBYTECODE),
+    would otherwise compile every module of bertlib again at each notebook's first import (0.04 s of CPU)."""
+    if folder not in _compiled_folders:
+        compileall.compile_dir(folder, quiet=2)
+        _compiled_folders.add(folder)
+    return folder
 
 
 def _is_test_cell(cell) -> bool:
@@ -154,13 +165,8 @@ class TrustedExecute(Execute):
         overlays, hidden = {}, []
         switched_off = list(getattr(self._module, "SWITCHED_OFF", []))
         if switched_off:
-            overlays[str(package_dir("bertlib"))] = str(stubbed_bertlib(switched_off, i18n.current()))
-        try:  # its folder, found without importing it (2-3 s in the grader's process)
-            spec = importlib.util.find_spec("transformers")
-        except (ImportError, ValueError):
-            spec = None
-        if spec is not None and spec.origin:
-            hidden.append(str(Path(spec.origin).resolve().parent))
+            overlays[str(package_dir("bertlib"))] = str(_compiled(stubbed_bertlib(switched_off, i18n.current())))
+        hidden += hidden_package_dirs()  # transformers, debugpy (bertgrader.sandbox.HIDDEN_PACKAGES)
         limits = self._limits()
         km.make_sandbox = lambda workdir: Sandbox(workdir=workdir, limits=limits, overlays=overlays, hidden=hidden)
         return km

@@ -93,8 +93,10 @@ def package_dir(name: str) -> Path:
 
 def kernel_packages() -> list[Path]:
     """What a student's kernel imports besides Python's own: bertlib and the kernel side of this package,
-    its __init__ and kernel/ (never the grader's side: the hidden tests' helpers, the sandbox, the class runner)."""
-    return [package_dir("bertlib"), GRADER / "__init__.py", GRADER / "kernel"]
+    its __init__ and kernel/, and the messages kernel/notebook.py speaks in the notebook's language (i18n.py, which
+    imports only Python's own modules, and the package's catalogues, locale/) (never the grader's side: the hidden
+    tests' helpers, the sandbox, the class runner)."""
+    return [package_dir("bertlib"), GRADER / "__init__.py", GRADER / "kernel", GRADER / "i18n.py", GRADER / "locale"]
 
 
 @lru_cache(maxsize=1)
@@ -109,6 +111,26 @@ def shared_library_bytes() -> int:
         for location in (spec.submodule_search_locations or []) if spec else []:
             total += sum(p.stat().st_size for p in Path(location).rglob("*.so*") if p.is_file())
     return total
+
+
+# Installed packages a kernel is shown as empty folders (``Sandbox.hidden``), so importing them fails:
+# transformers, whose BERT would answer the exercises; debugpy, the debugger ipykernel loads at every start when
+# it is importable (a debugging server no grading uses: 0.12 s of CPU per kernel, about a fifth of an idle
+# kernel's start, measured in benchmarks/bench_kernel_start.py).
+HIDDEN_PACKAGES = ("transformers", "debugpy")
+
+
+def hidden_package_dirs(names=HIDDEN_PACKAGES) -> list[str]:
+    """The folders of the installed packages ``names``, found without importing them (transformers takes 2-3 s)."""
+    found = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.origin:
+            found.append(str(Path(spec.origin).resolve().parent))
+    return found
 
 
 def kernel_import_path() -> str:

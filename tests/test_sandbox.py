@@ -3,6 +3,7 @@ and that grading refuses to run unsandboxed unless told to (and then says so).""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 import os
 import re
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import types
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -64,7 +66,7 @@ def test_the_sandbox_sees_only_what_the_kernel_needs(tmp_path):
     venv = Path(sys.prefix).resolve()
     expected = ["bertgrader", "bertlib"] + ([venv.relative_to(REPO).parts[0]] if REPO in venv.parents else [])
     assert out.split("\n")[1] == str(sorted(expected)), out
-    assert out.split("\n")[2] == str(["__init__.py", "kernel"]), out
+    assert out.split("\n")[2] == str(["__init__.py", "i18n.py", "kernel", "locale"]), out
     assert out.count(" False") == 4, out
     assert "WROTE" not in out and out.count("read-only") == 3
     assert "no network" in out
@@ -180,6 +182,45 @@ print("source:", "switched off" in inspect.getsource(bertlib.masking.mask_tokens
     assert out.count("off:") == 2 and "RAN" not in out and "real: 109482240" in out and "source: True" in out
     with pytest.raises(ValueError, match="not functions"):
         stubbed_bertlib(["bertlib.masking.no_such_function"])
+
+
+@linux_only
+def test_a_graded_kernel_sees_neither_transformers_nor_debugpy_and_imports_bertlib_without_compiling_it(tmp_path):
+    from bertgrader.preprocessors import TrustedExecute
+
+    installed = [name for name in sandbox.HIDDEN_PACKAGES if importlib.util.find_spec(name)]
+    assert "debugpy" in installed  # ipykernel's dependency: where it is missing there is nothing to hide
+    grader = TrustedExecute(kernel_name="python3")
+    grader._module = types.SimpleNamespace(SWITCHED_OFF=["bertlib.masking.mask_tokens"])
+    box = grader.create_kernel_manager().make_sandbox(tmp_path)  # the sandbox every graded kernel starts in
+    assert len(sandbox.hidden_package_dirs()) == len(installed)
+    assert set(sandbox.hidden_package_dirs()) <= set(box.hidden)
+    proc = _in_sandbox("""
+        import importlib, importlib.machinery
+        for name in ("debugpy.server", "transformers.models"):
+            try:
+                importlib.import_module(name)
+                print(name, "IMPORTED")
+            except ImportError:
+                print(name, "hidden")
+        from ipykernel.debugger import _is_debugpy_available
+        print("debugger", _is_debugpy_available)
+        compiled = []  # the modules compiled from source here: none of bertlib's, whose bytecode the grader wrote
+        to_code = importlib.machinery.SourceFileLoader.source_to_code
+        importlib.machinery.SourceFileLoader.source_to_code = lambda self, data, path, **k: (
+            compiled.append(str(path)), to_code(self, data, path, **k))[1]
+        import bertlib
+        print("compiled", sorted(p for p in compiled if "bertlib" in p), bertlib.masking.__file__)
+        try:
+            bertlib.mask_tokens(None)
+        except RuntimeError as e:
+            print("stub:", e)
+    """, tmp_path, hidden=box.hidden, overlays=box.overlays)
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    assert "debugpy.server hidden" in out and "debugger False" in out and "IMPORTED" not in out, out
+    assert ("transformers.models hidden" in out) == ("transformers" in installed), out
+    assert f"compiled [] {sandbox.package_dir('bertlib')}/masking.py" in out  # the stubbed copy, where bertlib was and "stub: bertlib.masking.mask_tokens is switched off" in out, out
 
 
 @pytest.mark.slow
