@@ -4,7 +4,8 @@ bertgrader.kernel.notebook cannot read the notebook's metadata; it reads the set
 release writes its comments in the notebook's language). Run in a real kernel, as JupyterLab and ``nbgrader
 validate`` run a notebook: the Chinese release of 01 with an answer that calls bertlib's switched-off function
 says so in Chinese, the English release in English; a StandIn given too many arguments says so in the language of
-the last setup cell run, and a setup cell that claims no language of the course leaves the messages English.
+the last setup cell run, and a setup cell that claims no language of the course, or a kernel that cannot import
+bertgrader.i18n (a grading sandbox that does not show it), leaves the messages English.
 """
 from __future__ import annotations
 
@@ -52,9 +53,13 @@ def test_a_switched_off_function_says_so_in_the_notebooks_language(tmp_path):
 def test_a_stand_in_speaks_the_language_of_the_last_setup_cell_run(tmp_path):
     call = "StandIn(None, 'scores', 'mask')(1, 2, 3)"
     edited = setup_preamble("zh_CN").replace("设置", "Setup", 1)  # a setup cell edited: no language of the course
-    cells = [setup_preamble("zh_CN"), call, setup_preamble(ENGLISH), call, edited, call]
+    # last, a kernel that cannot import bertgrader.i18n (a grading sandbox that does not show it): English, no error
+    hidden = "import sys\nsys.modules['bertgrader.i18n'] = None  # importing it now raises ImportError"
+    cells = [setup_preamble("zh_CN"), call, setup_preamble(ENGLISH), call, edited, call, hidden,
+             setup_preamble("zh_CN"), call]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     errors = [(e[0], e[1]) for e in _run(nb, tmp_path)]
     assert errors == [("TypeError", "应接收 2 个参数（scores, mask），实际传入了 3 个"),
+                      ("TypeError", "takes 2 arguments (scores, mask), 3 were given"),
                       ("TypeError", "takes 2 arguments (scores, mask), 3 were given"),
                       ("TypeError", "takes 2 arguments (scores, mask), 3 were given")], errors

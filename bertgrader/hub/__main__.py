@@ -99,8 +99,7 @@ def set_up(a: argparse.Namespace, view_python: Path | None) -> dict:
     course.make_exchange(a.exchange, a.instructor)
     settings["exchange_course"] = str(a.exchange / course.COURSE_ID)
     student_settings(settings)
-    accounts.jupyter_settings(a.instructor, course_id=course.COURSE_ID, exchange=a.exchange, course_root=root,
-                              late_penalty=a.late_penalty)
+    instructor_settings(settings)
     _save(a.state, settings)
     print(f"set up {len(a.students)} students and 1 instructor in {time.monotonic() - t0:.1f} s")
     return settings
@@ -111,6 +110,12 @@ def student_settings(settings: dict) -> None:
     for name in settings["students"]:
         accounts.jupyter_settings(name, course_id=course.COURSE_ID, exchange=Path(settings["exchange"]),
                                   course_root=None, language=settings.get("languages", {}).get(name))
+
+
+def instructor_settings(settings: dict) -> None:
+    """The instructor's ~/.jupyter: the course folder, the late-work policy, a release in every language."""
+    accounts.jupyter_settings(settings["instructor"], course_id=course.COURSE_ID, exchange=Path(settings["exchange"]),
+                              course_root=Path(settings["course_root"]), late_penalty=settings["late_penalty"])
 
 
 def _save(state: Path, settings: dict) -> None:
@@ -184,6 +189,7 @@ def start(a: argparse.Namespace) -> int:
         if a.languages is not None and a.languages != old.get("languages", {}):
             settings["languages"] = a.languages
             student_settings(settings)
+            instructor_settings(settings)  # a class set up before there were languages releases them now
             print(f"students' languages now: {a.languages or 'English, all'}")
         _save(a.state, settings)
     url = f"http://127.0.0.1:{a.port}"

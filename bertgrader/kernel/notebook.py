@@ -25,10 +25,18 @@ import os
 import sys
 import warnings
 
-from bertgrader.i18n import ENGLISH, LANGUAGES, tr
-
 __all__ = ["StandIn", "bertlib_unavailable", "standing_in"]
 SETUP_IMPORT = "from bertgrader.kernel.notebook import *"  # the setup cell's code, in every language
+
+
+def N_(text: str) -> str:
+    """A message of this module, marked for bertgrader.po (bertgrader.i18n extracts every N_("...") call)."""
+    return text
+
+
+SETUP_COMMENT = N_("Setup (read-only): run this cell first.")  # the setup cell's first line, "# " and this
+SWITCHED_OFF = N_("{name} is switched off in this test: write it yourself")
+TOO_MANY = N_("takes {n} arguments ({names}), {given} were given")
 
 
 def _warning_to_stdout(message, category, filename, lineno, file=None, line=None):
@@ -45,24 +53,32 @@ def setup() -> None:
 
 
 def language() -> str:
-    """The language of the notebook this kernel runs: that of the last setup cell it ran (its first comment is the
-    release's, in that language). English outside IPython, when no setup cell says another language, and on any
-    failure to tell or to read that language's catalogue: a message's language must never break a test."""
+    """The language of the notebook this kernel runs: that of the last setup cell it ran, whose first line is
+    ``# `` and SETUP_COMMENT in the notebook's language (bertgrader.assignment.setup_preamble). "en" outside
+    IPython, when no setup cell says another language, and on any failure to tell (a grading sandbox without
+    bertgrader.i18n, say): a message's language must never break a test."""
     try:
         from IPython import get_ipython
 
-        from bertgrader import i18n
-        from bertgrader.assignment import setup_preamble
+        from bertgrader.i18n import LANGUAGES, tr
 
         for source in reversed(get_ipython().history_manager.input_hist_raw):
             if SETUP_IMPORT in source:
                 first = source.lstrip().split("\n", 1)[0]
-                found = next((lang for lang in LANGUAGES if first == setup_preamble(lang).split("\n", 1)[0]), ENGLISH)
-                i18n.gettext("", found)  # its catalogue read now, not where a test's message is made
-                return found
+                return next((lang for lang in LANGUAGES if first == "# " + tr(SETUP_COMMENT, lang)), "en")
     except Exception:
         pass
-    return ENGLISH
+    return "en"
+
+
+def said(message: str, **fields) -> str:
+    """``message`` (one of this module's) in the notebook's language, its fields filled; English on any failure."""
+    try:
+        from bertgrader.i18n import tr
+
+        return tr(message, language(), **fields)
+    except Exception:
+        return message.format(**fields)
 
 
 def _raising_code(name: str, n_free: int):
@@ -71,7 +87,7 @@ def _raising_code(name: str, n_free: int):
     Its source is in linecache under a name that says what it is, so the traceback's last frame shows the
     line that raised (IPython printed "Could not get source" for it otherwise)."""
     short = name.rsplit(".", 1)[-1]
-    message = tr("{name} is switched off in this test: write it yourself", language(), name=name)
+    message = said(SWITCHED_OFF, name=name)
     free = [f"_v{i}" for i in range(n_free)]
     src = ("def switched_off():\n" + "".join(f"    {v} = None\n" for v in free)
            + f"    def {short}(*args, **kwargs):  # bertlib's, switched off while the visible test runs\n"
@@ -119,8 +135,7 @@ class StandIn:
 
     def __call__(self, *args, **kwargs):
         if len(args) > len(self.names):
-            raise TypeError(tr("takes {n} arguments ({names}), {given} were given", language(), n=len(self.names),
-                               names=", ".join(self.names), given=len(args)))
+            raise TypeError(said(TOO_MANY, n=len(self.names), names=", ".join(self.names), given=len(args)))
         self.calls.append(dict(zip(self.names, args)) | kwargs)
         return copy.deepcopy(self.result)
 
