@@ -23,8 +23,9 @@ light and dark):
   formula's glyphs (a subscript's too), each drawing's and demo chart's labels, each figure's smallest text;
   the smallest per page is printed and written to $PAGE_SHOTS/text_px.json; and no table is stacked into
   cards more than ``MAX_STACK_GROWTH`` times its own height (page.js lets such a grid scroll instead);
-- a full-page screenshot goes to $PAGE_SHOTS (default: pytest's temporary folder, English pages only; the path is
-  printed).
+- with $PAGE_SHOTS set, a full-page screenshot of each page and mode goes there, to look at (no check reads one:
+  without it none is taken, 2-5 s a page and mode saved); the reports go there too (default: pytest's temporary
+  folder; the path is printed).
 In the first mode (1280 px, light) also:
 - the title is the source's first heading; every image loads, has alt text that is not a file name, and a
   chapter's figure has a caption; no traceback, stderr output or MyST role shown as text; no dead widget
@@ -116,7 +117,7 @@ def book_html() -> Path:
 def shots(tmp_path_factory) -> Path:
     d = Path(os.environ["PAGE_SHOTS"]) if os.environ.get("PAGE_SHOTS") else tmp_path_factory.mktemp("pages")
     d.mkdir(parents=True, exist_ok=True)
-    print(f"\npage screenshots in {d}")
+    print(f"\npage reports (and, with PAGE_SHOTS set, screenshots) in {d}")
     return d
 
 
@@ -289,11 +290,11 @@ def test_page(edition, page, mode, book_html, browser, shots, report):
     shown = f"{EDITIONS[edition]}{page}"  # the page as the reports and screenshots name it
     try:
         p = tab.page
-        # the first load, before the full-page screenshot: Chromium captures it at another size for a moment, which
+        # the first load, before any full-page screenshot: Chromium captures it at another size for a moment, which
         # fetches the figures' phone versions too (a <picture> follows the width)
         first_load = list(tab.requests)
-        # the Chinese pages' screenshots (about 5 s each) only where someone will look at them (PAGE_SHOTS)
-        if edition == "en" or os.environ.get("PAGE_SHOTS"):
+        # Screenshots (2-5 s each; no check reads them) only where someone will look at them: PAGE_SHOTS set
+        if os.environ.get("PAGE_SHOTS"):
             p.screenshot(path=str(shots / f"{shown.replace('/', '__')}-{mode}.png"), full_page=True)
             settle(p)  # a full-page screenshot resizes the window for a moment; page.js lays it out again
         assert tab.external == [], f"{page}: {len(tab.external)} external request(s): {tab.external}"
