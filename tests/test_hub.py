@@ -1,5 +1,6 @@
 """The course server's whole term in one assignment (issue 29 §1): `python -m bertgrader.hub start` with real local
-accounts (an instructor, three students: alice honest, bob who cheats, carol late), the students driven in headless
+accounts (an instructor, four students: alice honest, bob who cheats, carol late, dora honest and in Chinese), the
+students driven in headless
 Chromium through JupyterLab's own Assignments pane (Fetch, Validate, Submit, Fetch Feedback) with every request
 but localhost's blocked, the instructor in Chromium too, through Formgrader's own buttons (Release, Collect, each
 submission's Autograde, written answers graded and a part's score adjusted by hand with comments, Generate and
@@ -36,7 +37,9 @@ from bertgrader.hub.preflight import VENV, proxy_command, readable_by_all
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 A = "01_positioning"  # the cheapest assignment to grade
-ALICE, BOB, CAROL, TEACHER = "t29alice", "t29bob", "t29carol", "t29teacher"
+ALICE, BOB, CAROL, DORA, TEACHER = "t29alice", "t29bob", "t29carol", "t29dora", "t29teacher"
+STUDENTS = (ALICE, BOB, CAROL, DORA)
+CHINESE = (DORA,)  # start's --languages: she fetches every notebook in Chinese
 # bob types in the visible test's answer (T = 4) instead of computing it: the visible test passes, the hidden
 # tests (other T) do not
 CHEAT = ("def causal_visibility(T):\n"
@@ -81,8 +84,8 @@ def hub():
     base = Path(tempfile.mkdtemp(prefix="bert-hub-"))
     base.chmod(0o755)  # the exchange and the environment's view live here: every account must reach them
     state, port = base / "state", free_port()
-    cmd = [sys.executable, "-m", "bertgrader.hub", "start", "--students", f"{ALICE},{BOB},{CAROL}",
-           "--instructor", TEACHER, "--port", str(port), "--assignments", A, "--state", str(state),
+    cmd = [sys.executable, "-m", "bertgrader.hub", "start", "--students", ",".join(STUDENTS),
+           "--languages", ",".join(f"{s}=zh_CN" for s in CHINESE), "--instructor", TEACHER, "--port", str(port), "--assignments", A, "--state", str(state),
            "--exchange", str(base / "exchange"), "--env", str(base / "env")]
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -174,6 +177,11 @@ def fetch_work_validate_submit(browser, hub, name: str, cheat: bool = False):
     with timed("student: Fetch"):
         page.locator("#released_assignments_list button", has_text="Fetch").click()
         page.wait_for_selector("#fetched_assignments_list .assignment-notebooks-link")
+    fetched = read_nb(Path(f"/home/{name}/{A}/{A}.ipynb"))  # one notebook, in the student's language
+    assert sorted(p.name for p in Path(f"/home/{name}/{A}").iterdir()) == [f"{A}.ipynb"], name
+    assert fetched.metadata.get("bertgrader", {}).get("language", "en") == ("zh_CN" if name in CHINESE else "en")
+    setup = next(c.source for c in fetched.cells if c.cell_type == "code")
+    assert ("设置（只读）" in setup) == (name in CHINESE), setup
     work(name, cheat)
     with timed("student: Validate"):
         page.locator("#fetched_assignments_list .assignment-notebooks-link").click()
@@ -181,7 +189,9 @@ def fetch_work_validate_submit(browser, hub, name: str, cheat: bool = False):
         dialog = page.wait_for_selector(".jp-Dialog")
         verdict = dialog.inner_text()
         page.locator(".jp-Dialog button").last.click()
-    assert "Success! Your notebook passes all the tests." in verdict, verdict  # bob's too: he fools the visible test
+    # bob's too: he fools the visible test. English for dora too: nbgrader's JupyterLab extension writes this line
+    # itself (its compiled script); `nbgrader validate` in her Terminal says it in Chinese (bertgrader.validate)
+    assert "Success! Your notebook passes all the tests." in verdict, verdict
     with timed("student: Submit"):
         page.locator("#fetched_assignments_list button", has_text="Submit").click()
         page.wait_for_selector("#submitted_assignments_list .list_item")
@@ -383,7 +393,8 @@ def test_one_release_each_student_fetches_one_notebook_in_their_language(tmp_pat
         assert sorted(p.name for p in fetched.iterdir()) == [f"{A}.ipynb"], (language, list(fetched.iterdir()))
         nb = read_nb(fetched / f"{A}.ipynb")
         assert language_of(nb) == language
-        assert ("运行" in nb.cells[0].source) == (language == "zh_CN"), nb.cells[0].source
+        setup = next(c.source for c in nb.cells if c.cell_type == "code")
+        assert ("设置（只读）" in setup) == (language == "zh_CN"), setup
 
     # the Chinese notebook of an older version of the assignment: one graded cell renamed
     stale = read_nb(root / "exercises" / "zh_CN" / A / f"{A}.ipynb")
@@ -430,18 +441,21 @@ def test_a_term_on_the_course_server(hub, browser):
     assignment_button(teacher, hub, "assign", f"Successfully created the student version of '{A}'")
     assert release_nb.stat().st_mtime_ns != before
     assignment_button(teacher, hub, "release", f"Successfully released '{A}'")
+    # released once, with the Chinese notebook beside the English one (bertgrader.hub.exchange)
+    assert (exchange / "outbound" / A / ".translations" / "zh_CN" / f"{A}.ipynb").is_file()
 
     pages = {ALICE: fetch_work_validate_submit(browser, hub, ALICE),
-             BOB: fetch_work_validate_submit(browser, hub, BOB, cheat=True)}
+             BOB: fetch_work_validate_submit(browser, hub, BOB, cheat=True),
+             DORA: fetch_work_validate_submit(browser, hub, DORA)}
     # the due date is now (in whole seconds, so a second after bob's hand-in): carol hands in after it
     time.sleep(1.5)
     set_due_date(teacher, hub, datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0))
     pages[CAROL] = fetch_work_validate_submit(browser, hub, CAROL)
 
     assignment_button(teacher, hub, "collect", f"Successfully collected submissions of '{A}'")
-    for s in (ALICE, BOB, CAROL):  # the hand-in time travels with each submission
+    for s in STUDENTS:  # the hand-in time travels with each submission
         assert (course / "submitted" / s / A / "timestamp.txt").is_file(), s
-    for s in (ALICE, BOB, CAROL):  # each in the sandbox, as the instructor
+    for s in STUDENTS:  # each in the sandbox, as the instructor
         with timed("instructor: Formgrader, autograde (each)"):
             formgrader_button(teacher, hub, f"/manage_submissions/{A}", s, "autograde",
                               f"Successfully autograded '{A}' for student '{s}'")
@@ -460,17 +474,27 @@ def test_a_term_on_the_course_server(hub, browser):
            for s, r in grades.items()}
     assert got == {ALICE: (6.5, 0.0, 6.5),   # every part right: 6, less 1 by hand on test_causal, 1.5 written
                    BOB: (4.5, 0.0, 4.5),     # the hard-coded part fails the hidden tests: 4, 0.5 written
-                   CAROL: (6.0, 6.0, 0.0)}, got  # right, but late: nbgrader's "zero" policy
+                   CAROL: (6.0, 6.0, 0.0),   # right, but late: nbgrader's "zero" policy
+                   DORA: (6.0, 0.0, 6.0)}, got  # right, in Chinese: the same hidden tests, the one gradebook
+    # dora's hand-in graded as she wrote it: Chinese, read-only cells restored in Chinese, the same cell ids
+    graded = read_nb(course / "autograded" / DORA / A / f"{A}.ipynb")
+    assert graded.metadata["bertgrader"]["language"] == "zh_CN"
+    assert "设置（只读）" in next(c.source for c in graded.cells if c.cell_type == "code")
+    assert [c.get("id") for c in graded.cells] == [c.get("id") for c in read_nb(course / "exercises" / A / f"{A}.ipynb").cells]
 
-    for s in (ALICE, BOB, CAROL):
+    for s in STUDENTS:
         fetch_feedback(pages[s])
-    for s in (ALICE, BOB, CAROL):
+    for s in STUDENTS:
         found = sorted(Path(f"/home/{s}/{A}/feedback").glob(f"*/{A}.html"))
         assert len(found) == 1, (s, found)
         text = found[0].read_text()
-        # of 8: the 6 autograded points and the written answer's 2 (issue 29 §4)
-        assert f"Score: {got[s][0]:.1f} / 8.0" in text or f"Score: {got[s][2]:.1f} / 8.0" in text, (s, text[:2000])
-        if s == CAROL:  # not graded by hand yet
+        # of 8: the 6 autograded points and the written answer's 2 (issue 29 §4); dora's page in Chinese
+        score = "得分：" if s in CHINESE else "Score:"
+        assert f"{score} {got[s][0]:.1f} / 8.0" in text or f"{score} {got[s][2]:.1f} / 8.0" in text, (s, text[:2000])
+        assert ("得分：" in text) == (s in CHINESE), s
+        if s == DORA:  # not graded by hand yet, said in Chinese
+            assert "得分： 等待评分 / 2.0" in text and "2.0 分等待人工评分" in text, text[:3000]
+        elif s == CAROL:  # not graded by hand yet
             assert "Score: awaiting grading / 2.0" in text and "2.0 points await grading by hand" in text, s
         else:  # the written answer's score and the instructor's comment, as typed in Formgrader
             written = {ALICE: "1.5", BOB: "0.5"}[s]
@@ -482,7 +506,7 @@ def test_a_term_on_the_course_server(hub, browser):
         assert bool(adjusted) == (s == ALICE) and (COMMENTS["adjusted"] in text) == (s == ALICE), s
         assert all(COMMENTS[other] not in text for other in (ALICE, BOB) if other != s), s
         assert os.stat(found[0]).st_uid == os.stat(f"/home/{s}").st_uid  # in the student's own home
-        assert all(other not in text for other in (ALICE, BOB, CAROL) if other != s)
+        assert all(other not in text for other in STUDENTS if other != s)
 
     # nothing of another student's readable, by bob: homes, hand-ins (even by their exact name), feedback, the
     # instructor's course (solutions, gradebook), the checkout's hidden tests and history
@@ -509,6 +533,6 @@ def test_a_term_on_the_course_server(hub, browser):
     assert response.status == 200, response.status
     page.wait_for_function("document.querySelectorAll('.student-id').length >= 3")  # its table, filled by its script
     shown = {e.inner_text().strip() for e in page.query_selector_all(".student-id")}
-    assert {ALICE, BOB, CAROL} <= shown, shown
+    assert set(STUDENTS) <= shown, shown
     for p in [page, *pages.values()]:
         p.context.close()
