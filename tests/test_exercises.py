@@ -47,12 +47,15 @@ def released(tmp_path_factory):
 @pytest.fixture(scope="session")
 def graded(released):
     """Every graded assignment's class autograded, one command per assignment: {a: (course, run)}.
-    Students: the solution, the untouched student version, and one per named mistake."""
+    Students: the solution, the untouched student version, and one per named mistake; in FEEDBACK_ON's class
+    also the feedback tests' two (``feedback``), graded by the same command."""
     classes = {}
     for a in GRADED:
         students = {"solution": solution_submission(released, a), "untouched": released.release(a)}
         for name, m in load_mistakes(a).items():
             students[name] = mistake_submission(released, a, m)
+        if a == FEEDBACK_ON:  # the feedback tests' own students join this class (``feedback``)
+            students |= _feedback_students(released)
         classes[a] = students
     return grade_classes(released, classes)
 
@@ -354,8 +357,13 @@ def test_instructor_workflow_end_to_end(faults, tmp_path):
 def test_regrading_gives_the_same_scores(faults):
     course, a = faults["course"], faults["a"]
     before = {s: course.scores(a, s) for s in ("edited_test", "warns")}
-    # A second run of the class, but for the infinite loop (its 20 s timeout would add nothing).
-    course.nbgrader("autograde", a, "--force", "--student", "[!i]*", check=False)
+    stamps = {p.parts[-3]: p.stat().st_mtime_ns for p in (course.root / "autograded").glob(f"*/{a}/{a}.ipynb")}
+    # A second run of the two compared, alone: the pattern matches edited_test and warns (names ending in t or s),
+    # not edited_test_zh, not_json or the infinite loop (its 20 s timeout would add nothing).
+    course.nbgrader("autograde", a, "--force", "--student", "*[ts]", check=False)
+    regraded = sorted(p.parts[-3] for p in (course.root / "autograded").glob(f"*/{a}/{a}.ipynb")
+                      if p.stat().st_mtime_ns != stamps.get(p.parts[-3]))
+    assert regraded == sorted(before), f"the second run graded {regraded}, not {sorted(before)}"
     assert {s: course.scores(a, s) for s in before} == before
 
 
@@ -368,22 +376,41 @@ def attention(q, k, v, mask=None):
 '''
 
 
-@pytest.fixture(scope="module")
-def feedback(tmp_path_factory):
-    """02's class through the README's workflow (autograde, generate_feedback): a student whose attention()
-    prints what it is given (full marks); a part-1 mistake; the solution with a markdown cell of its own
-    whose formula tries to make a javascript: link (full marks). The plain solution is not among them: its
-    page is the last one's without that cell, and ``graded`` scores it."""
+FEEDBACK_PAGES = ("spy", "mask_as_filter", "href_in_math")  # the students whose feedback pages are read
+
+
+def _feedback_students(course) -> dict:
+    """A student whose attention() prints what it is given (full marks), and the solution with a markdown cell
+    of its own whose formula tries to make a javascript: link (full marks)."""
     a = FEEDBACK_ON
-    course = Course(tmp_path_factory.mktemp("feedback"), [a])
-    course.generate(a)
     answers = solution_answers(course.source(a))
     spy = answers["attention"].replace("def attention(", "def _answer(", 1) + "\n" + SPY
-    course.submit("spy", a, filled(course.release(a), answers | {"attention": spy}))
-    course.submit("mask_as_filter", a, mistake_submission(course, a, load_mistakes(a)["mask_as_filter"]))
     nb = solution_submission(course, a)
     nb.cells.insert(1, __import__("nbformat").v4.new_markdown_cell(r"A link? $\href{javascript:alert(1)}{x^2}$"))
-    course.submit("href_in_math", a, nb)
+    return {"spy": filled(course.release(a), answers | {"attention": spy}), "href_in_math": nb}
+
+
+@pytest.fixture(scope="module")
+def feedback(request, tmp_path_factory):
+    """02's class graded, then nbgrader generate_feedback: the two of ``_feedback_students`` and a part-1
+    mistake (mask_as_filter). Where ``graded`` grades 02's class (make check), they are students of that class,
+    graded once by its command (python -m bertgrader, as the README's workflow), and only their three feedback
+    pages are made here: nothing is graded twice; else (make test's sample) a class of these three is graded
+    here by nbgrader autograde. The plain solution is not among them: its page is href_in_math's without that
+    cell, and ``graded`` scores it."""
+    a = FEEDBACK_ON
+    if a in GRADED:
+        course, run = request.getfixturevalue("graded")[a]
+        for pattern in ("[hs][pr][ey]*", "mask_as_filter"):  # spy, href_in_math (see the assertion); the mistake
+            course.nbgrader("generate_feedback", a, "--force", "--student", pattern)
+        made = sorted(p.name for p in (course.root / "feedback").iterdir() if (p / a).is_dir())
+        assert made == sorted(FEEDBACK_PAGES), f"feedback made for {made}, not just {FEEDBACK_PAGES}"
+        return course, run
+    course = Course(tmp_path_factory.mktemp("feedback"), [a])
+    course.generate(a)
+    for student, nb in _feedback_students(course).items():
+        course.submit(student, a, nb)
+    course.submit("mask_as_filter", a, mistake_submission(course, a, load_mistakes(a)["mask_as_filter"]))
     run = course.autograde(a)
     course.generate_feedback(a)
     return course, run
