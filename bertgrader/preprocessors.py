@@ -30,17 +30,15 @@ import time
 from pathlib import Path
 
 import nbformat
-import torch
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
 from nbgrader.preprocessors import AssignLatePenalties, Execute, NbGraderPreprocessor
 from traitlets import Enum, Integer, List, Unicode
 
-from bertgrader import checks, i18n
+from bertgrader import i18n
 from bertgrader.i18n import N_, tr
 from bertgrader.kernel_manager import SandboxedKernelManager
-from bertgrader.kernel.kernel_side import MIME
-from bertgrader.remote import KernelGone, Student
+from bertgrader.kernel import MIME
 from bertgrader.sanitize import clean_html
 from bertgrader.sandbox import Limits, Sandbox, check_available, hidden_package_dirs, package_dir
 from bertgrader.switch_off import probe_code, stubbed_bertlib
@@ -143,7 +141,12 @@ class TrustedExecute(Execute):
         "kernel is stopped and the cells left are not graded")).tag(config=True)
 
     # ------------------------------------------------------------------ set-up
+    # torch, and the modules that need it (checks, remote), are imported where a notebook is graded, not with this
+    # module: nbgrader_config.py imports it for every nbgrader command (generate_assignment, export, validate, a
+    # class run's coordinator), and torch alone costs each of them 2 s of CPU.
     def _hidden_tests(self, resources, language: str = i18n.ENGLISH):
+        from bertgrader import checks
+
         assignment = resources.get("nbgrader", {}).get("assignment")
         if not self.source_root or not assignment:
             raise RuntimeError("TrustedExecute needs source_root (set in nbgrader_config.py) and an assignment")
@@ -222,6 +225,8 @@ class TrustedExecute(Execute):
         self._deadline = time.monotonic() + self.notebook_seconds
         self._used: dict[int, int] = {}
         self._cut: set[int] = set()
+        from bertgrader.remote import Student
+
         self._student = Student(self._run_in_kernel, metadata=True)
         self._deferred: list = []  # (index, cell) of the graded test cells, graded after the last cell
         try:
@@ -259,6 +264,8 @@ class TrustedExecute(Execute):
         """Run the hidden tests of every graded cell, in notebook order, after the student's last cell. They run on
         one torch thread: their tensors are small, and torch's threads (one per core) cost more than they give
         there (at load 13 on 2 cores, 07's hidden tests took 3.5 s in the grader with 2 threads, 0.2 s with 1)."""
+        import torch
+
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
@@ -267,6 +274,9 @@ class TrustedExecute(Execute):
             torch.set_num_threads(threads)
 
     def _grade_deferred_cells(self):
+        from bertgrader import checks
+        from bertgrader.remote import KernelGone
+
         if self._dead and self._died_in is not None and self._deferred:
             self._restart_before(self._died_in)
         for index, cell in self._deferred:

@@ -5,6 +5,8 @@ end to end."""
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
 
 import jupyter_client
 import nbclient
@@ -15,15 +17,35 @@ from nbgrader.converters.base import BaseConverter
 
 from bertgrader.kernel_manager import SandboxedKernelManager
 from bertgrader.preprocessors import TrustedExecute
+from nbgrader_harness import REPO
 
 
 @pytest.mark.parametrize("name", ["_async_pre_start_kernel", "_async_launch_kernel", "_async_cleanup_resources",
-                                  "cleanup_ipc_files", "cleanup_connection_file", "client"])
+                                  "cleanup_ipc_files", "cleanup_connection_file", "client", "_async_wait"])
 def test_the_kernel_manager_overrides_methods_jupyter_client_has(name):
     assert callable(getattr(AsyncKernelManager, name, None)), (
         f"jupyter_client {jupyter_client.__version__}: AsyncKernelManager.{name} is gone; "
         f"bertgrader.kernel_manager.SandboxedKernelManager overrides it")
     assert name in vars(SandboxedKernelManager)
+
+
+def test_a_killed_kernel_is_awaited_through_the_overridden_poll():
+    """autograde kills each kernel (Execute.shutdown_kernel = "immediate"); jupyter_client then polls it until it
+    is gone, through _async_wait, which the manager calls with its own 10 ms interval instead of 100 ms."""
+    assert "self._async_wait()" in inspect.getsource(AsyncKernelManager._async_kill_kernel)
+    assert inspect.signature(SandboxedKernelManager._async_wait).parameters["pollinterval"].default == 0.01
+
+
+def test_loading_the_course_configuration_imports_no_torch():
+    """Every nbgrader command loads nbgrader_config.py, which imports bertgrader.preprocessors: torch (2 s of
+    CPU) is imported where a notebook is graded, not there, so generate_assignment, export, validate or a class
+    run's coordinator do not pay for it. Grading itself imports it (the hidden tests): checked here too."""
+    code = ("import sys\nfrom traitlets.config.loader import PyFileConfigLoader\n"
+            f"PyFileConfigLoader('nbgrader_config.py', path={str(REPO)!r}).load_config()\n"
+            "print('loaded', 'torch' in sys.modules)\n"
+            "from bertgrader import checks\nprint('grading', 'torch' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.stdout.split("\n")[:2] == ["loaded False", "grading True"], proc.stdout + proc.stderr
 
 
 def test_nbclient_calls_what_trusted_execute_overrides():

@@ -25,12 +25,10 @@ import traceback
 
 import torch
 
-from bertgrader.kernel import wire
+from bertgrader.kernel import MIME, REQUEST_KEY, wire
 from bertgrader.kernel.watch import (Watch, arguments, data_or_none, float_tensors, lift_leaves, map_tensors,
                                      parameter_names)
 
-MIME = "application/x-bert-grader"
-REQUEST_KEY = "bertgrader.request"  # where the request travels in the execute_request's metadata
 _objects: dict[int, object] = {}
 
 
