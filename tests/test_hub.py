@@ -447,6 +447,9 @@ def test_a_term_on_the_course_server(hub, browser):
     pages = {ALICE: fetch_work_validate_submit(browser, hub, ALICE),
              BOB: fetch_work_validate_submit(browser, hub, BOB, cheat=True),
              DORA: fetch_work_validate_submit(browser, hub, DORA)}
+    # nbgrader validate in dora's Terminal: the course's validate (her ~/.jupyter/nbgrader_config.py), in Chinese
+    said = as_user(hub, DORA, f"cd ~ && nbgrader validate {A}/{A}.ipynb").stdout
+    assert "成功！你的笔记本通过了所有测试。" in said, said[-2000:]
     # the due date is now (in whole seconds, so a second after bob's hand-in): carol hands in after it
     time.sleep(1.5)
     set_due_date(teacher, hub, datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0))

@@ -81,6 +81,9 @@ def jupyter_settings(name: str, *, course_id: str, exchange: Path, course_root: 
         lines.append('c.ExchangeFactory.fetch_assignment = "bertgrader.hub.exchange.FetchInOwnLanguage"')
         if language is not None:
             lines.append(f"c.FetchInOwnLanguage.language = {language!r}")
+        # nbgrader validate (and the Validate button) as the course checks: each failure's reason first, in the
+        # notebook's language, the course's cell timeout; what a laptop student's workspace gets (bertgrader.student)
+        lines += ["from bertgrader.student import configure_student", "configure_student(c)"]
     else:
         lines.append('c.ExchangeFactory.release_assignment = "bertgrader.hub.exchange.ReleaseWithTranslations"')
     write_as(name, home / ".jupyter" / "nbgrader_config.py", "\n".join(lines) + "\n")
