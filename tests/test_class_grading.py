@@ -448,7 +448,10 @@ def postgres():
 def test_two_shards_on_one_postgresql_grade_everyone_once(released, parallel):
     from bertgrader.classes.run import in_shard
 
-    picked = [*SOLVED, "broken_not_json", KILLS]  # both shards get some (in_shard: honest_03 in 0/2)
+    # One student per kind the shards must treat alike (an honest one, a broken one, one that kills its kernel),
+    # split so both shards get some (in_shard: honest_03 in 0/2, the other two in 1/2).
+    picked = [SOLVED[2], "broken_not_json", KILLS]
+    assert all(any(in_shard(s, (k, 2)) for s in picked) for k in (0, 1)), "a shard with nobody to grade"
     students = {s: {**released["honest"], **released["bad"]}[s] for s in picked}
     course = _class_course(released, "sharded", students)
     with postgres() as url:
