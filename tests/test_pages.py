@@ -630,14 +630,31 @@ def chapter_demos(page: str) -> dict:
     return demos
 
 
-def _fingerprint(root) -> str:
-    """What the reader sees of a demo besides its caption: the drawn figure and the table."""
-    return root.evaluate("""r => {
-        const f = r.querySelector('[data-demo-figure]'), h = r.querySelector('[data-demo-html]');
-        const svg = f && f.style.display !== 'none' ? Array.from(f.querySelectorAll('svg.main-svg'))
-            .map(s => s.innerHTML).join('') : '';
-        return svg + '|' + (h ? h.innerHTML : '');
-    }""")
+# A demo as shown, read in one call after each change (not a round trip per attribute), once its chart is drawn
+# (Plotly draws asynchronously: static_demo.js's courseDemosDrawn resolves when every demo's latest chart is in):
+# its indices, its caption, the aria-valuetext of the control's slider (null for another kind) and what the reader
+# sees besides the caption (the drawn figure and the table). The caption, the control and its slider's input must
+# each be the only one of its kind in the demo (as the strict locators that read them one by one required).
+_DEMO_SHOWN = """async (r, control) => {
+    if (window.courseDemosDrawn) await window.courseDemosDrawn();
+    const one = (scope, sel) => {
+        const found = scope.querySelectorAll(sel);
+        if (found.length !== 1) throw new Error(found.length + ' elements ' + sel + ' in demo ' + r.dataset.demo);
+        return found[0];
+    };
+    const f = r.querySelector('[data-demo-figure]'), h = r.querySelector('[data-demo-html]');
+    const svg = f && f.style.display !== 'none' ? Array.from(f.querySelectorAll('svg.main-svg'))
+        .map(s => s.innerHTML).join('') : '';
+    const c = control === null ? null : one(r, `[data-demo-control="${control}"]`);
+    const slider = c && c.dataset.demoKind === 'slider' ? one(c, 'input') : null;
+    return {indices: JSON.parse(r.getAttribute('data-demo-indices')), caption: one(r, '[data-demo-caption]').innerText,
+            valuetext: slider && slider.getAttribute('aria-valuetext'), picture: svg + '|' + (h ? h.innerHTML : '')};
+}"""
+
+
+def _shown(root, control: str | None = None) -> dict:
+    """The demo ``root`` as shown now; ``control``: the name of the control whose slider's aria-valuetext to read."""
+    return root.evaluate(_DEMO_SHOWN, control)
 
 
 def _set(control, kind: str, i: int):
@@ -668,10 +685,10 @@ def _check_demos(page, tab, edition="en"):
     for k, demo_id in enumerate(shown):
         demo, root = demos[demo_id], roots.nth(k)
         root.scroll_into_view_if_needed()
-        caption = root.locator("[data-demo-caption]")
-        indices = json.loads(root.get_attribute("data-demo-indices"))
-        assert caption.inner_text() == demo.state_at(indices, edition)["caption"], f"{demo_id}: the first caption"
-        before, python_before = _fingerprint(root), _python_picture(demo, indices, edition)
+        now = _shown(root)
+        indices = now["indices"]
+        assert now["caption"] == demo.state_at(indices, edition)["caption"], f"{demo_id}: the first caption"
+        before, python_before = now["picture"], _python_picture(demo, indices, edition)
         for c, control in enumerate(demo.controls):
             element = root.locator(f'[data-demo-control="{control.name}"]')
             kind = element.get_attribute("data-demo-kind")
@@ -680,15 +697,16 @@ def _check_demos(page, tab, edition="en"):
             # every value once, then back to the default, so the next control starts from a known state
             for i in [*range(len(control.values)), control.default_index]:
                 _set(element, kind, i)
-                indices = json.loads(root.get_attribute("data-demo-indices"))
+                now = _shown(root, control.name)  # what the page shows now, read in one call
+                indices = now["indices"]
                 assert indices[c] == i, f"{demo_id}.{control.name}: set to value {i}, the page says {indices}"
                 want = demo.state_at(indices, edition)["caption"]
-                assert caption.inner_text() == want, f"{demo_id} at {demo.values_at(indices)}"
+                assert now["caption"] == want, f"{demo_id} at {demo.values_at(indices)}"
                 if kind == "slider":
-                    said = element.locator("input").get_attribute("aria-valuetext")
+                    said = now["valuetext"]
                     assert said == control.value_text(i, edition), f"{demo_id}.{control.name}: aria-valuetext {said!r}"
                 captions.add(want)
-                after, python_after = _fingerprint(root), _python_picture(demo, indices, edition)
+                after, python_after = now["picture"], _python_picture(demo, indices, edition)
                 if python_after != python_before:
                     assert after != before, f"{demo_id} at {demo.values_at(indices)}: the picture did not change"
                     changed = True
