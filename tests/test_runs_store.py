@@ -71,7 +71,7 @@ def test_the_default_runs_first_steps_are_the_stored_ones(monkeypatch):
 
     def step(run, batch):  # the real step, recorded; stops the run after FIRST_STEPS
         out, grad_norm = real_step(run, batch)
-        steps.append({"mlm": float(out.mlm_loss), "nsp": float(out.nsp_loss), "grad_norm": float(grad_norm),
+        steps.append({"mlm": float(out.mlm_loss.detach()), "nsp": float(out.nsp_loss.detach()), "grad_norm": float(grad_norm),
                       "lr": run.scheduler.get_last_lr()[0]})
         if len(steps) == FIRST_STEPS:
             raise Enough
