@@ -1,5 +1,5 @@
 # make book   build the Jupyter Book into _build/html (warnings are errors): python -m course.build computes the
-#             training runs runs/ lacks for this code (commit them) and executes the chapters on every core, then
+#             training runs book_runs/ lacks for this code (commit them) and executes the chapters on every core, then
 #             jupyter-book renders them
 # make test   the fast tier: every test that needs no built book and no whole graded class (minutes)
 # make check  everything: make book, then ruff and every test (what CI runs)

@@ -2,7 +2,7 @@
 
 ``make book`` runs this, then ``jupyter-book build``. Two kinds of work, one queue:
 
-* chapters 11 and 12's training runs (``course.runs.RUNS``), each kept in ``runs/`` (committed) under a key of its inputs;
+* chapters 11 and 12's training runs (``course.runs.RUNS``), each kept in ``book_runs/`` (committed) under a key of its inputs;
 * every notebook of the table of contents, executed exactly as Jupyter Book would (same reader, same
   kernel, same timeout) and stored in Jupyter Book's own cache (``_build/.jupyter_cache``), which it then
   reads instead of executing. A chapter that reads runs (``READS_RUNS``) runs after them.

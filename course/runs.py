@@ -1,17 +1,17 @@
 """The training runs of chapters 11 and 12, computed once and kept, keyed by everything they depend on.
 
 Each run of the catalogue ``RUNS`` is a call of a bertlib function (the default pretraining run, the fine-tunings)
-or of chapter 12's experiments (``projects/pretraining_experiments``, beside the library: the five experiments). ``result(name)`` gives its result: from ``runs/`` when a run with the
+or of chapter 12's experiments (``projects/pretraining_experiments``, beside the library: the five experiments). ``result(name)`` gives its result: from ``book_runs/`` when a run with the
 same inputs was computed before, else computed there and then and stored. The key of a run is a hash of
 its function (and its source, for the two defined here), its arguments, the keys of the runs it builds on, and
 the code that computes it (every file of bertlib and of the experiments' project, the demo hook, the Python,
 torch and MiniLM versions), so
 a change to any of them computes the run again and nothing stale is ever read.
 
-``runs/`` is committed: the runs take about 30 minutes of a 2-core machine (~1,800 s of one core's work), the rest
+``book_runs/`` is committed: the runs take about 30 minutes of a 2-core machine (~1,800 s of one core's work), the rest
 of the book a few, so a clean checkout builds the book in minutes and CI does not train what the repository
 holds. Whoever changes what a run depends on computes it again with ``make book`` (the old entry is removed, the
-new one written) and commits ``runs/``: tests/test_runs_store.py fails while an entry of the current code is not
+new one written) and commits ``book_runs/``: tests/test_runs_store.py fails while an entry of the current code is not
 committed or a committed one is stale, and reproduces the default run's first steps and one fine-tuning from the
 committed results, so the store is what this code computes.
 
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECT = ROOT / "projects" / "pretraining_experiments"  # chapter 12's experiments: not in the installed package
 if str(ROOT) not in sys.path:  # so the book imports them from this repository (``projects.pretraining_experiments``)
     sys.path.insert(0, str(ROOT))
-CACHE = Path(os.environ.get("BOOK_RUNS_DIR", ROOT / "runs"))  # committed (see above); locks, logs: ignored
+CACHE = Path(os.environ.get("BOOK_RUNS_DIR", ROOT / "book_runs"))  # committed (see above); locks, logs: ignored
 CHECKPOINT = "<the default run's checkpoint>"  # in a run's arguments: the folder the default run wrote
 
 FEW = 100  # labelled sentences for the few-label comparison with MiniLM

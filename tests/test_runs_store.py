@@ -1,6 +1,6 @@
-"""The committed training runs (``runs/``, course/runs.py): exactly this code's, and what this code computes.
+"""The committed training runs (``book_runs/``, course/runs.py): exactly this code's, and what this code computes.
 
-The book reads chapters 11 and 12's runs from ``runs/``, which the repository holds, so a clean checkout (and CI)
+The book reads chapters 11 and 12's runs from ``book_runs/``, which the repository holds, so a clean checkout (and CI)
 builds the book without training. Three checks keep that honest:
 
 * every run of ``course.runs.RUNS`` is committed under the key of the current code, and nothing else is (a change
@@ -27,16 +27,16 @@ from course import runs
 
 pytestmark = pytest.mark.full
 
-STORE = runs.ROOT / "runs"
+STORE = runs.ROOT / "book_runs"
 FIRST_STEPS = 30  # inside the warm-up (6% of 1,800 steps): the learning rate is small, a last-bit difference stays one
 FINETUNE = "code_spans from scratch"  # the cheapest fine-tuning (about 10 s), on the default run's vocabulary
 
 
 def _committed() -> set[str]:
-    """The files of ``runs/`` git tracks, relative to it."""
-    out = subprocess.run(["git", "ls-files", "-z", "--", "runs"], cwd=runs.ROOT, capture_output=True, text=True,
+    """The files of ``book_runs/`` git tracks, relative to it."""
+    out = subprocess.run(["git", "ls-files", "-z", "--", "book_runs"], cwd=runs.ROOT, capture_output=True, text=True,
                          check=True).stdout
-    return {p.removeprefix("runs/") for p in out.split("\0") if p}
+    return {p.removeprefix("book_runs/") for p in out.split("\0") if p}
 
 
 def test_the_repository_holds_exactly_this_codes_runs():
@@ -44,9 +44,9 @@ def test_the_repository_holds_exactly_this_codes_runs():
     expected = {runs.entry(name).name: name for name in runs.RUNS}
     missing = [f"{name} ({folder})" for folder, name in expected.items() if f"{folder}/result.pkl" not in committed]
     assert not missing, (
-        f"runs of the current code not committed under runs/: {missing}. The code a run depends on (bertlib, "
+        f"runs of the current code not committed under book_runs/: {missing}. The code a run depends on (bertlib, "
         "projects/pretraining_experiments, course/demos/pretraining.py, the run's arguments, the Python, torch and "
-        "MiniLM versions) changed: `make book` computes them again; then `git add runs` and commit")
+        "MiniLM versions) changed: `make book` computes them again; then `git add book_runs` and commit")
     stale = sorted({path.split("/")[0] for path in committed} - set(expected))
     assert not stale, f"committed runs no run of the current code has (stale): {stale}; `git rm -r` them"
     checkpoint = runs.entry("pretraining").name + "/checkpoint/"
@@ -58,7 +58,7 @@ def test_the_default_runs_first_steps_are_the_stored_ones(monkeypatch):
     from bertlib.training import pretrain as pretrain_module
     from bertlib.training.pretrain_config import PretrainConfig
 
-    assert runs.CACHE == STORE and runs.is_cached("pretraining"), "the default run is not in runs/"
+    assert runs.CACHE == STORE and runs.is_cached("pretraining"), "the default run is not in book_runs/"
     stored = runs.result("pretraining")
     cfg = PretrainConfig()
     assert stored["metrics"]["config"] == {k: getattr(cfg, k) for k in stored["metrics"]["config"]}
@@ -119,7 +119,7 @@ def one_thread():
 
 
 def test_a_fine_tuning_computed_again_is_the_stored_one(one_thread):
-    assert runs.CACHE == STORE and runs.is_cached(FINETUNE), f"{FINETUNE} is not in runs/"
+    assert runs.CACHE == STORE and runs.is_cached(FINETUNE), f"{FINETUNE} is not in book_runs/"
     stored = runs.result(FINETUNE)
     again = runs.RUNS[FINETUNE].call(progress=False)
     del stored["seconds"], again["seconds"]  # wall clock: the machine's

@@ -7,7 +7,7 @@ classic mistake the chapter takes apart.
 
 all-MiniLM-L6-v2 ships without an MLM head (no ``cls.predictions`` weights), so the masked-word demo reads
 chapter 11's default pretraining run instead (``trained_mlm``: its checkpoint, computed once by ``course.runs``
-and kept in ``runs/``; nothing is downloaded), on a sentence of that run's held-out documents, in the
+and kept in ``book_runs/``; nothing is downloaded), on a sentence of that run's held-out documents, in the
 run's own vocabulary (compacted to Python's documentation, the corpus it was trained on).
 """
 from __future__ import annotations
@@ -152,7 +152,7 @@ def trained_mlm():
     """(model, tokenizer): chapter 11's default pretraining run as a masked LM, from its checkpoint.
 
     ``course.runs`` computes the run once (``python -m bertlib.pretrain`` with its defaults) and keeps it in
-    ``runs/``; the book's build runs it before this chapter. The model is ``BertForPreTraining``'s encoder
+    ``book_runs/``; the book's build runs it before this chapter. The model is ``BertForPreTraining``'s encoder
     and MLM head (its NSP head is left out), in eval mode; the tokenizer is the run's compact vocabulary."""
     from bertlib import BertForMaskedLM, BertTokenizer
     from course import runs
