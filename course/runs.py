@@ -8,8 +8,8 @@ the code that computes it (every file of bertlib and of the experiments' project
 torch and MiniLM versions), so
 a change to any of them computes the run again and nothing stale is ever read.
 
-``book_runs/`` is committed: the runs take about 30 minutes of a 2-core machine (~1,800 s of one core's work), the rest
-of the book a few, so a clean checkout builds the book in minutes and CI does not train what the repository
+``book_runs/`` is committed: the runs take about 15 minutes of both cores of a 2-core machine (~1,800 s of one core's
+work), the rest of the book a few, so a clean checkout builds the book in minutes and CI does not train what the repository
 holds. Whoever changes what a run depends on computes it again with ``make book`` (the old entry is removed, the
 new one written) and commits ``book_runs/``: tests/test_runs_store.py fails while an entry of the current code is not
 committed or a committed one is stale, and reproduces the default run's first steps and one fine-tuning from the
