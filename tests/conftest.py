@@ -79,7 +79,7 @@ LONGEST_FIRST = [
     "test_class_grading.py",      # whole classes: interrupted and resumed, sharded on PostgreSQL, serial vs parallel
     "test_grading_security.py",   # the attacked class, its feedback and Formgrader pages in Chromium
     "test_pages.py",              # every page of both editions in Chromium, phone and desktop, light and dark
-    "test_hub.py",                # a term on the course server: JupyterHub, three students in Chromium
+    "test_hub.py",                # a term on the course server: JupyterHub, four students (one in Chinese) in Chromium
     "test_laptop_install.py",     # install.py into a fresh venv
     "test_translation.py",        # the Chinese pages against the English
     "test_experiments.py",        # chapter 12's experiments, each trained for a few steps
