@@ -16,6 +16,7 @@ into the same gradebook; two steps of nbgrader's would otherwise lose its langua
 """
 from __future__ import annotations
 
+import ast
 import copy
 import shutil
 from pathlib import Path
@@ -25,6 +26,22 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
 from bertgrader.i18n import ENGLISH, language_of, tr
+
+
+def text_free(code: str) -> str:
+    """``code``'s syntax tree with every string's text blanked (comments are not in it): what two editions of a code
+    cell share. An f-string keeps its fields (in any order: another language may place them otherwise). Code that
+    does not parse is returned as it is (compared whole)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            node.value = ""
+        elif isinstance(node, ast.JoinedStr):
+            node.values = sorted((v for v in node.values if not isinstance(v, ast.Constant)), key=ast.dump)
+    return ast.dump(tree)
 
 
 def stubs(language: str) -> tuple[str, str]:

@@ -18,6 +18,7 @@ import pytest
 
 from bertgrader import checks, i18n
 from bertgrader.assignment import Assignment, grade_id, read_nb, sources
+from bertgrader.translated import text_free
 from bertgrader.translated import RestoreTranslatedCells, render_release, student_version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,18 +28,6 @@ ZH = "zh_CN"
 # is translated; make locale adds it to the catalogue).
 COMPLETE = ASSIGNMENTS
 CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-def _text_free(code: str) -> str:
-    """``code``'s syntax tree with every string's text blanked (comments are not in it): what the two editions
-    must share."""
-    tree = ast.parse(code)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            node.value = ""
-        elif isinstance(node, ast.JoinedStr):  # an f-string: its literal parts blanked, its fields kept (any order)
-            node.values = sorted((v for v in node.values if not isinstance(v, ast.Constant)), key=ast.dump)
-    return ast.dump(tree)
 
 
 # ------------------------------------------------------------------------------------------- the two notebooks
@@ -53,7 +42,7 @@ def test_the_chinese_notebook_is_the_same_notebook_with_other_words(a):
     assert [(c.id, c.cell_type, c.metadata) for c in en.cells] == [(c.id, c.cell_type, c.metadata) for c in zh.cells]
     for e, z in zip(en.cells, zh.cells):
         if e.cell_type == "code":
-            assert _text_free(e.source) == _text_free(z.source), f"{a}/{e.id}: the code differs, not only its words"
+            assert text_free(e.source) == text_free(z.source), f"{a}/{e.id}: the code differs, not only its words"
     if a in COMPLETE:
         markdown = [z.source for z in zh.cells if z.cell_type == "markdown"]
         assert all(CJK.search(m) for m in markdown), f"{a}: a markdown cell of the Chinese notebook has no Chinese"
@@ -73,7 +62,7 @@ def test_the_chinese_hidden_tests_are_the_same_tests(a):
     assignment = Assignment.at(ROOT, a)
     english = assignment.hidden_tests.read_text(encoding="utf-8")
     translated = i18n.translate_module(english, i18n.translations(ROOT, a, ZH))
-    assert _text_free(english) == _text_free(translated)
+    assert text_free(english) == text_free(translated)
     module = checks.load(assignment.folder, ZH)
     graded = [grade_id(c) for c in read_nb(assignment.notebook).cells
               if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
@@ -149,7 +138,7 @@ def test_a_translated_f_string_computes_the_same_values():
     scope: dict = {}
     exec(translated, scope)
     assert scope["msg"] == "应为 2 个（{括号}），得到 3 个"
-    assert _text_free(source) == _text_free(translated)
+    assert text_free(source) == text_free(translated)
 
 
 # --------------------------------------------------------------------------------------------- the grader's side

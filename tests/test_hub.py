@@ -410,6 +410,16 @@ def test_one_release_each_student_fetches_one_notebook_in_their_language(tmp_pat
     assert language_of(read_nb(tmp_path / "eve" / A / f"{A}.ipynb")) == "en"
     assert "is not released in zh_CN: fetched in English" in caplog.text
 
+    # a Chinese notebook with the right cells but a solution left in one (made by hand, say): not released either
+    leaky = read_nb(REPO / "exercises" / "zh_CN" / A / f"{A}.ipynb")
+    answer = next(c for c in leaky.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution"))
+    answer.source = answer.source.replace("raise NotImplementedError()", "return 42")
+    nbformat.write(leaky, str(root / "exercises" / "zh_CN" / A / f"{A}.ipynb"))
+    caplog.clear()
+    _exchange_step(ReleaseWithTranslations, root, exchange, force=True)
+    assert not (outbound / TRANSLATIONS).exists()
+    assert "is other code than the release's" in caplog.text, caplog.text
+
 
 def test_start_refuses_a_language_for_someone_not_a_student(tmp_path, capsys):
     from bertgrader.hub.__main__ import main

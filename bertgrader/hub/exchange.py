@@ -31,7 +31,7 @@ from nbgrader.exchange.default.submit import ExchangeSubmit
 from traitlets import Enum
 
 from bertgrader.i18n import ENGLISH, LANGUAGES
-from bertgrader.translated import release_folder
+from bertgrader.translated import release_folder, text_free
 
 TRANSLATIONS = ".translations"  # in a released assignment: <lang>/<notebook>.ipynb
 
@@ -71,8 +71,9 @@ def graded_cells(path) -> list[tuple]:
 
 
 def translation_problem(english, translated) -> str:
-    """Why ``translated`` cannot stand for the released ``english`` notebook ("" when it can): missing, or other
-    graded cells than the release's (the instructor changed the assignment; the translation was not rebuilt)."""
+    """Why ``translated`` cannot stand for the released ``english`` notebook ("" when it can): missing, other
+    graded cells than the release's (the instructor changed the assignment; the translation was not rebuilt), or a
+    code cell that is other code, not only other words."""
     if not os.path.isfile(translated):
         return f"{translated} is missing"
     ours, theirs = graded_cells(english), graded_cells(translated)
@@ -80,6 +81,15 @@ def translation_problem(english, translated) -> str:
         differ = sorted({str(c[0]) for c in set(ours) ^ set(theirs)}) or ["their order"]
         return (f"{translated} has other graded cells than {english} ({', '.join(differ)}: the assignment changed "
                 "since it was translated): rebuild it (make notebooks, make exercises) and copy it into the course")
+    # the same code, other words: a translation never hands out what the English release holds back (a solution,
+    # a hidden test), however it was made
+    en, other = (nbformat.read(str(p), as_version=4).cells for p in (english, translated))
+    if len(en) != len(other):
+        return f"{translated} has {len(other)} cells, {english} {len(en)}: rebuild it (make exercises)"
+    for i, (e, t) in enumerate(zip(en, other), start=1):
+        if e.cell_type == "code" and text_free(e.source) != text_free(t.source):
+            return (f"{translated}'s cell {i} is other code than the release's, not only other words (a solution or "
+                    "hidden test left in?): rebuild it (make exercises)")
     return ""
 
 
