@@ -420,14 +420,16 @@ def test_every_word_of_the_figure_is_drawn_in_chinese_with_the_same_numbers(cata
     assert {"layer {k}", "most here", "embeddings", "The {part} hold {share} of the loss after {n} steps."} <= \
         set(json.loads(text["Catalogue"]))
     assert got["narrow"] is not None, "side by side: the Chinese figure has its phone version too"
-    other = plots.Edition("zh_CN").figure(worded())
-    narrow = plots.narrow_figure(other)  # its legend drawn again, from the series' names
+    with plt.rc_context(plots.CJK_RC):  # as the book draws every Chinese copy
+        other = plots.Edition("zh_CN").figure(worded())
+        narrow = plots.narrow_figure(other)  # its legend drawn again, from the series' names
     assert [t.get_text() for t in narrow.axes[0].get_legend().get_texts()] == ["训练集", "留出集"]
     fig, ax = plt.subplots(figsize=(4, 3))
     ax.barh([0, 1], [1, 2], label="embeddings")  # a bar chart's series name is its container's
     ax.barh([0, 1], [1, 1], left=[1, 2], label="encoder")
     ax.legend(ncols=2)  # two entries a row: a phone's figure draws it again, one a line
-    moved = plots.narrow_figure(plots.Edition("zh_CN").figure(fig))
+    with plt.rc_context(plots.CJK_RC):
+        moved = plots.narrow_figure(plots.Edition("zh_CN").figure(fig))
     assert [t.get_text() for t in moved.axes[0].get_legend().get_texts()] == ["嵌入", "编码器"]
     plt.close(fig)
 
