@@ -965,7 +965,7 @@ def figure_current(png: bytes) -> bool:
         return False
     other = split_edition(png)[1]
     if other is None:
-        return True  # a PNG a demo drew itself (course/demos/encoder_layer.py's diagram): English only
+        return True  # a PNG with no other edition inside (none in the book: each figure carries its Chinese copy)
     text = png_text(other)
     edition = Edition(text.get("Language", ""))
     if edition.digest(json.loads(text.get("Catalogue", "[]"))) != text.get("Words"):
