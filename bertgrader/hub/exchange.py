@@ -59,15 +59,15 @@ class PrivateSubmit(ExchangeSubmit):
         os.chmod(dest, 0o770)
 
 
-def graded_cells(path) -> list[tuple]:
-    """What the gradebook knows of a notebook: each graded or answer cell's grade id, type and points, in order."""
-    nb = nbformat.read(str(path), as_version=4)
-    cells = []
-    for cell in nb.cells:
+def graded_cells(cells) -> list[tuple]:
+    """What the gradebook knows of a notebook's cells: each graded or answer cell's grade id, type and points, in
+    order."""
+    out = []
+    for cell in cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if meta.get("grade") or meta.get("solution") or meta.get("locked"):
-            cells.append((meta.get("grade_id"), cell.cell_type, meta.get("points")))
-    return cells
+            out.append((meta.get("grade_id"), cell.cell_type, meta.get("points")))
+    return out
 
 
 def translation_problem(english, translated) -> str:
@@ -76,14 +76,14 @@ def translation_problem(english, translated) -> str:
     code cell that is other code, not only other words."""
     if not os.path.isfile(translated):
         return f"{translated} is missing"
-    ours, theirs = graded_cells(english), graded_cells(translated)
+    en, other = (nbformat.read(str(p), as_version=4).cells for p in (english, translated))
+    ours, theirs = graded_cells(en), graded_cells(other)
     if ours != theirs:
         differ = sorted({str(c[0]) for c in set(ours) ^ set(theirs)}) or ["their order"]
         return (f"{translated} has other graded cells than {english} ({', '.join(differ)}: the assignment changed "
                 "since it was translated): rebuild it (make notebooks, make exercises) and copy it into the course")
     # the same code, other words: a translation never hands out what the English release holds back (a solution,
     # a hidden test), however it was made
-    en, other = (nbformat.read(str(p), as_version=4).cells for p in (english, translated))
     if len(en) != len(other):
         return f"{translated} has {len(other)} cells, {english} {len(en)}: rebuild it (make exercises)"
     for i, (e, t) in enumerate(zip(en, other), start=1):
