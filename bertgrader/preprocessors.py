@@ -23,7 +23,6 @@ feedback page holds no live script.
 """
 from __future__ import annotations
 
-import compileall
 import copy
 import re
 import time
@@ -46,17 +45,6 @@ from bertgrader.switch_off import probe_code, stubbed_bertlib
 SAFE_MIME = {"text/plain", "image/png", "image/jpeg", MIME}
 NOT_RUN = N_("not graded: {why}; the cells after it could not run")  # tr(NOT_RUN, why=...)
 _sandbox_checked: list = []
-_compiled_folders: set = set()  # the stubbed bertlib folders whose bytecode is written (_compiled)
-
-
-def _compiled(folder: Path) -> Path:
-    """``folder`` (the stubbed bertlib, made once per grading process) with the bytecode of its modules beside
-    them, written here once: the kernel, which may not write there (nor anywhere, PYTHONDONTWRITEBYTECODE),
-    would otherwise compile every module of bertlib again at each notebook's first import (0.04 s of CPU)."""
-    if folder not in _compiled_folders:
-        compileall.compile_dir(folder, quiet=2)
-        _compiled_folders.add(folder)
-    return folder
 
 
 def _is_test_cell(cell) -> bool:
@@ -168,7 +156,7 @@ class TrustedExecute(Execute):
         overlays, hidden = {}, []
         switched_off = list(getattr(self._module, "SWITCHED_OFF", []))
         if switched_off:
-            overlays[str(package_dir("bertlib"))] = str(_compiled(stubbed_bertlib(switched_off, i18n.current())))
+            overlays[str(package_dir("bertlib"))] = str(stubbed_bertlib(switched_off, i18n.current()))
         hidden += hidden_package_dirs()  # transformers, debugpy (bertgrader.sandbox.HIDDEN_PACKAGES)
         limits = self._limits()
         km.make_sandbox = lambda workdir: Sandbox(workdir=workdir, limits=limits, overlays=overlays, hidden=hidden)
